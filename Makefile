@@ -1,0 +1,22 @@
+PY ?= python3
+
+.PHONY: install demo test lint types check
+
+install:
+	$(PY) -m pip install torch==2.13.0
+	$(PY) -m pip install -e ".[dev]"
+
+demo: install
+	site-agent validate site_agent/demo/demo_corpus.jsonl
+
+test:
+	$(PY) -m pytest -q -m "not gpu"
+
+lint:
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+types:
+	$(PY) -m mypy protocol shared site_agent coordinator
+
+check: lint types test

@@ -1,0 +1,1 @@
+"""The coordinator: collects, verifies and aggregates site exports; writes the report."""

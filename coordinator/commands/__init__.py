@@ -1,0 +1,1 @@
+"""One module per ``coordinator`` command; each exposes ``register(app)``."""

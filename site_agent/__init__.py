@@ -1,0 +1,1 @@
+"""The site agent: everything a hospital runs on its own machine."""

@@ -1,0 +1,21 @@
+"""``site-agent``: wiring only; each command lives in ``site_agent/commands/<name>.py``."""
+
+from __future__ import annotations
+
+import typer
+
+from shared.cli_support import register_commands, run_app
+
+COMMANDS = ("validate", "evaluate")
+
+app = typer.Typer(
+    name="site-agent",
+    help="Run a hospital's de-identification synthesis pipeline on its own machine.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+register_commands(app, "site_agent.commands", COMMANDS)
+
+
+def main() -> None:
+    run_app(app)

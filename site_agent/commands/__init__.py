@@ -1,0 +1,1 @@
+"""One module per ``site-agent`` command; each exposes ``register(app)``."""
