@@ -14,6 +14,13 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _root() -> None:
+    """Keep sub-commands even when only one is registered."""
+
+
 register_commands(app, "coordinator.commands", COMMANDS)
 
 

@@ -1,0 +1,5 @@
+"""Allow ``python -m coordinator``."""
+
+from coordinator.cli import main
+
+main()

@@ -1,0 +1,5 @@
+"""Allow ``python -m site_agent``."""
+
+from site_agent.cli import main
+
+main()
