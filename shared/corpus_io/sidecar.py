@@ -25,6 +25,11 @@ CORPUS_SIDECAR = "corpus.provenance.json"
 DOCUMENT_SIDECAR = "corpus.meta.jsonl"
 
 
+def file_sidecar(path: Path) -> Path:
+    """The corpus sidecar beside a single-file corpus: ``<file>.provenance.json``."""
+    return path.with_name(path.name + ".provenance.json")
+
+
 def write_corpus_sidecar(path: Path, labels: Iterable[str], provenance: Provenance) -> None:
     """Write the label set and provenance of a corpus to ``path``."""
     payload = {
