@@ -106,7 +106,7 @@ def read_document_sidecar(path: Path) -> dict[str, dict[str, Any]]:
     return rows
 
 
-def assemble_corpus(documents: Iterable[Document], extra: dict[str, Any], path: Path) -> Corpus:
+def assemble_corpus(documents: Iterable[Document], extra: dict[str, Any], path: object) -> Corpus:
     """A validated corpus, or a ``CorpusFormatError`` naming ``path`` with every problem."""
     try:
         return Corpus(documents=tuple(documents), **extra)
