@@ -24,3 +24,16 @@ def test_direct_import_of_one_format_does_not_hide_the_others() -> None:
         "datasets",
         "jsonl",
     ]
+
+
+def test_importing_every_format_imports_no_ml_library() -> None:
+    code = (
+        "import sys\n"
+        "from shared.corpus_io import formats\n"
+        "formats()\n"
+        "print(' '.join(m for m in ('datasets', 'torch', 'transformers') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == []
