@@ -124,7 +124,7 @@ def parse_t_line(
             "fix: offsets must satisfy 0 <= start < end <= length"
         )
     span = Span(start=start, end=end, label=label)
-    if len(fields) == 3 and flat(text[start:end]) != fields[2]:
+    if len(fields) == 3 and flat(text[start:end]) != flat(fields[2]):
         return None, (
             f"{where}: {tid} surface {fields[2]!r} differs from the text at "
             f"[{start}, {end}): {text[start:end]!r}{_bom_note(txt, shift)}; "

@@ -83,7 +83,7 @@ def document_lines(doc: Document) -> Iterator[str]:
     if doc.source is not None:
         yield f"# source = {doc.source}"
     if doc.meta:
-        yield f"# meta = {json.dumps(doc.meta, sort_keys=True)}"
+        yield f"# meta = {json.dumps(doc.meta)}"
     tokens = tokenize(doc.text, (edge for s in doc.spans for edge in (s.start, s.end)))
     lead = doc.text[: tokens[0][0]] if tokens else doc.text
     if lead:

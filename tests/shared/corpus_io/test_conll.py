@@ -48,7 +48,7 @@ def test_spans_inside_tokens_are_split_out_and_round_trip(tmp_path: Path) -> Non
             Span(start=37, end=40, label="PHONE"),
         ],
         source="site-a",
-        meta={"split": "train"},
+        meta={"split": "train", "a": [1]},
     )
     corpus = Corpus(documents=(doc, Document(id="empty", text="")), labels=("AGE", "PER", "PHONE"))
     path = tmp_path / "c.conll"
@@ -57,7 +57,7 @@ def test_spans_inside_tokens_are_split_out_and_round_trip(tmp_path: Path) -> Non
     assert lines[:8] == [
         "# id = d1",
         "# source = site-a",
-        '# meta = {"split": "train"}',
+        '# meta = {"split": "train", "a": [1]}',
         '# lead = "  "',
         'Paciente\tO\t""',
         ':\tO\t""',
