@@ -13,7 +13,9 @@ Choices, made explicit:
   files). A span that covers the BOM itself is an error.
 - The surface string of every ``T`` line must equal ``text[start:end]``; line breaks and tabs
   inside a span are written as spaces (they cannot appear on one ``.ann`` line) and compared
-  that way.
+  that way. A ``T`` line without the surface column is accepted unchecked.
+- A ``.txt`` without its ``.ann`` (or the reverse) is an error rather than a silently
+  unannotated document: a stray file in a corpus folder is more often a mistake.
 - ``source``/``meta`` and document order live in ``corpus.meta.jsonl``, label set and
   provenance in ``corpus.provenance.json`` (see :mod:`shared.corpus_io.sidecar`).
 """
