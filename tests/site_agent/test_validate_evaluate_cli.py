@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,30 @@ def test_evaluate_refuses_predictions_for_unknown_documents(
     result = runner.invoke(app, ["evaluate", "--gold", str(small_meddocan), "--pred", str(pred)])
     assert isinstance(result.exception, CorpusFormatError)
     assert "'nobody' is not in the gold corpus" in str(result.exception)
+
+
+def test_validate_imports_no_ml_framework(tmp_path: Path) -> None:
+    """``validate`` must stay fast: torch, transformers and datasets are never imported."""
+    corpus = tmp_path / "tiny.jsonl"
+    corpus.write_text(
+        json.dumps({"id": "a", "text": "Juan vive en Madrid.", "spans": []}) + "\n",
+        encoding="utf-8",
+    )
+    script = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from site_agent.cli import app\n"
+        f"result = CliRunner().invoke(app, ['validate', {str(corpus)!r}])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'datasets') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
