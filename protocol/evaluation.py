@@ -123,6 +123,9 @@ class CorpusDiagnostics(ProtocolModel):
     n_word_tokens: int = 0
     lexical_diversity: float | None = None
     mean_document_lexical_diversity: float | None = None
+    provenance: Provenance | None = Field(
+        default=None, description="set when the diagnostics are written out on their own"
+    )
 
 
 class EvaluationReport(ProtocolModel):

@@ -15,6 +15,7 @@ from rich.console import Console
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from shared.errors import CorpusFormatError
+from shared.provenance import make_provenance, sha256_tree
 
 
 def print_problems(exc: CorpusFormatError, console: Console) -> None:
@@ -57,5 +58,12 @@ def register(app: typer.Typer) -> None:
         console.print(diagnostics_table(diagnostics))
         console.print(label_table(diagnostics))
         if json_out is not None:
-            atomic_write_text(json_out, diagnostics.model_dump_json(indent=2) + "\n")
+            stamped = diagnostics.model_copy(
+                update={
+                    "provenance": make_provenance(
+                        source=str(corpus), source_sha256=sha256_tree(corpus)
+                    )
+                }
+            )
+            atomic_write_text(json_out, stamped.model_dump_json(indent=2) + "\n")
             console.print(f"diagnostics written to {json_out}", highlight=False)

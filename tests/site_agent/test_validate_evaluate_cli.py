@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from protocol.evaluation import CorpusDiagnostics, EvaluationReport
 from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import CorpusFormatError
+from shared.provenance import sha256_file
 from site_agent.cli import app
 
 runner = CliRunner()
@@ -38,6 +39,8 @@ def test_validate_meddocan_prints_diagnostics_and_writes_json(
     diagnostics = CorpusDiagnostics.model_validate_json(out.read_text(encoding="utf-8"))
     assert (diagnostics.n_documents, diagnostics.n_spans) == (500, 11333)
     assert diagnostics.language == "spanish"
+    assert diagnostics.provenance is not None
+    assert diagnostics.provenance.source_sha256 == sha256_file(meddocan_dir / "train.jsonl")
 
 
 def test_validate_lists_every_problem_of_an_invalid_file(tmp_path: Path) -> None:
