@@ -2,44 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import tomllib
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 
-from protocol import LabelMapping
 from shared.atomic import atomic_write_text
-from shared.errors import ConfigError, UsageError
-from shared.validation_messages import validation_lines
-
-
-def load_mapping(path: Path) -> LabelMapping:
-    """A label mapping file; uses ``shared.label_mapping`` once the io area provides it."""
-    try:
-        from shared.label_mapping import load_label_mapping
-    except ModuleNotFoundError:
-        return _read_mapping_file(path)
-    mapping: LabelMapping = load_label_mapping(path)
-    return mapping
-
-
-def _read_mapping_file(path: Path) -> LabelMapping:
-    """Fallback reader: a TOML or JSON object with name, coarse_labels and a mapping table."""
-    if not path.is_file():
-        raise UsageError(f"{path}: label mapping file not found; fix: check --mapping")
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot parse the label mapping: {exc}") from exc
-    try:
-        return LabelMapping.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"{path}: invalid label mapping", problems=validation_lines(exc)) from exc
 
 
 def register(app: typer.Typer) -> None:
@@ -63,6 +32,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Score predictions against gold: token, exact/overlap span, leakage, diagnostics."""
         from shared.corpus_io import read_corpus
+        from shared.label_mapping import load_label_mapping
         from shared.metrics import BootstrapSettings
         from shared.metrics import evaluate as evaluate_corpora
         from shared.metrics.tables import leakage_table, per_label_table, summary_table
@@ -72,7 +42,7 @@ def register(app: typer.Typer) -> None:
         report = evaluate_corpora(
             read_corpus(gold, gold_format),
             read_corpus(pred, pred_format),
-            load_mapping(mapping) if mapping else None,
+            load_label_mapping(mapping) if mapping else None,
             settings,
             language=language,
         )
