@@ -9,7 +9,7 @@ from typing import Any
 from shared.errors import ConfigError, ModelUnavailableError
 
 
-def _registry() -> Callable[[str], Path] | None:
+def _registry() -> Callable[[str], Path | str] | None:
     """The generator engineer's ``site_agent.models.resolve_model``, when it is installed."""
     try:
         from site_agent.models import resolve_model  # type: ignore[attr-defined,unused-ignore]
@@ -19,11 +19,13 @@ def _registry() -> Callable[[str], Path] | None:
 
 
 def resolve_backbone(name_or_path: str | Path) -> Path | str:
-    """A local model folder, or failing that a registry name or HF id, as ``from_pretrained`` wants.
+    """A local model folder, registry name or HF id, turned into what ``from_pretrained`` wants.
 
-    Order: an existing folder wins; then a name known to the model registry; anything else is
-    passed through as a HF hub id (which loads only if it is in the local HF cache, since runs
-    are offline).
+    An existing folder must hold a ``config.json``. Other names go to the model registry
+    (``site_agent.models.resolve_model``: installed registry models become their folder, HF ids
+    pass through, unknown or not-yet-fetched names raise ModelUnavailableError with the fetch
+    command). Without the registry, names pass through as HF ids, which load only from the local
+    HF cache since runs are offline.
     """
     path = Path(name_or_path).expanduser()
     if path.exists():
@@ -35,10 +37,7 @@ def resolve_backbone(name_or_path: str | Path) -> Path | str:
         return path
     resolve_model = _registry()
     if resolve_model is not None:
-        try:
-            return resolve_model(str(name_or_path))
-        except (ModelUnavailableError, LookupError, ConfigError):
-            pass  # not a registry name: try it as a hub id
+        return resolve_model(str(name_or_path))
     return str(name_or_path)
 
 

@@ -82,9 +82,11 @@ def test_backbone_accepts_folders_and_passes_hub_ids_through(
 
 
 def test_backbone_asks_the_model_registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    def resolve_model(name: str) -> Path:
+    def resolve_model(name: str) -> Path | str:
+        if name == "org/other":
+            return name
         if name != "minilm":
-            raise ModelUnavailableError(f"unknown model {name}")
+            raise ModelUnavailableError(f"unknown model {name}; fix: site-agent models fetch")
         return tmp_path / "minilm"
 
     fake = types.ModuleType("site_agent.models")
@@ -92,6 +94,8 @@ def test_backbone_asks_the_model_registry(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setitem(sys.modules, "site_agent.models", fake)
     assert resolve_backbone("minilm") == tmp_path / "minilm"
     assert resolve_backbone("org/other") == "org/other"
+    with pytest.raises(ModelUnavailableError, match="models fetch"):
+        resolve_backbone("not-registered")
 
 
 def test_unloadable_backbone_is_a_clear_error() -> None:
