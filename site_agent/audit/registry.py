@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -45,16 +45,20 @@ _MEASURE_MODULES = ("ngram_recall", "nearest_real", "duplicates", "pii_echo", "c
 _FILTER_MODULES = ("filters",)
 
 
-def register_measure(name: str) -> Callable[[Measure], Measure]:
-    def add(measure: Measure) -> Measure:
+M = TypeVar("M", bound=Callable[[AuditContext], Any])
+F = TypeVar("F", bound=AuditFilter)
+
+
+def register_measure(name: str) -> Callable[[M], M]:
+    def add(measure: M) -> M:
         _MEASURES[name] = measure
         return measure
 
     return add
 
 
-def register_filter(name: str) -> Callable[[AuditFilter], AuditFilter]:
-    def add(audit_filter: AuditFilter) -> AuditFilter:
+def register_filter(name: str) -> Callable[[F], F]:
+    def add(audit_filter: F) -> F:
         _FILTERS[name] = audit_filter
         return audit_filter
 
