@@ -40,6 +40,7 @@ class AdaptResult(ProtocolModel):
     trainable_parameters: int
     losses: tuple[float, ...] = ()
     seconds: float
+    train_seconds: float
     seconds_per_step: float | None = None
     provenance: Provenance = Field(default_factory=Provenance)
 
@@ -73,6 +74,7 @@ def finish(
     steps_per_epoch: int,
     resumed_from: int | None,
     seconds: float,
+    train_seconds: float,
     n_windows: int,
     n_documents: int,
 ) -> AdaptResult:
@@ -100,7 +102,8 @@ def finish(
         trainable_parameters=sum(p.numel() for p in model.parameters() if p.requires_grad),
         losses=tuple(round(x, 6) for x in losses),
         seconds=round(seconds, 3),
-        seconds_per_step=round(seconds / trained_steps, 4) if trained_steps else None,
+        train_seconds=round(train_seconds, 3),
+        seconds_per_step=round(train_seconds / trained_steps, 4) if trained_steps else None,
         provenance=make_provenance(
             source=base_ref, config_digest=digest, notes={"stage": "adapt_generator"}
         ),
