@@ -63,7 +63,6 @@ def read_result(out: Path, digest: str) -> AdaptResult | None:
 def finish(
     out: Path,
     model: Any,
-    tokenizer: Any,
     settings: AdaptSettings,
     plan: LoadPlan,
     base_ref: str,
@@ -81,8 +80,8 @@ def finish(
     """Save the adapter atomically, write ``adapt.json``, drop the checkpoints."""
     adapter_dir = out / ADAPTER_DIR
     with atomic_directory(adapter_dir) as tmp:
+        # No tokenizer copy: it is the base model's, and vLLM warns on per-LoRA tokenizers.
         model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
     trained_steps = total - (resumed_from or 0)
     result = AdaptResult(
         adapter_dir=adapter_dir.resolve(),

@@ -186,7 +186,6 @@ def adapt_generator(
     return finish(
         out,
         model,
-        tokenizer,
         settings,
         plan,
         base_ref,
