@@ -85,7 +85,7 @@ def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[st
         grad_accumulation=args.grad_accumulation,
         group_by_length=not args.no_group_by_length,
         num_threads=args.num_threads,
-        bf16=args.bf16,
+        bf16={"auto": None, "on": True, "off": False}[args.bf16],
     )
     train, dev, test = (_load(args.data, s, args.max_docs) for s in ("train", "dev", "test"))
     result = train_annotator(train, dev, backbone, settings, work / "model")
@@ -127,7 +127,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-batch-size", type=int, default=32)
     parser.add_argument("--num-threads", type=int, default=None)
     parser.add_argument("--no-group-by-length", action="store_true")
-    parser.add_argument("--bf16", action="store_true")
+    parser.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
+                        help="bfloat16 autocast (auto: where the hardware has it)")  # fmt: skip
     parser.add_argument("--work", type=Path, default=None, help="where models are written")
     return parser.parse_args(argv)
 

@@ -19,7 +19,7 @@ from shared.ner_tokens import decode_token_predictions, unchunk_spans
 from shared.provenance import config_digest, make_provenance, sha256_file
 from site_agent.annotate.backbone import load_fast_tokenizer
 from site_agent.annotate.features import encode_corpus
-from site_agent.annotate.loop import Progress, predict
+from site_agent.annotate.loop import Progress, predict, resolve_bf16
 from site_agent.annotate.train import RECORD_FILE
 
 
@@ -61,8 +61,9 @@ def machine_annotate(
     chunks = encode_corpus(corpus, tokenizer, settings.chunk_words, settings.max_length)
     wordy = [c for c in chunks if c.has_words]
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    bf16 = resolve_bf16(settings.bf16, next(model.parameters()).device)
     predicted = predict(
-        model, wordy, batch_size=batch_size, pad_id=pad, bf16=settings.bf16,
+        model, wordy, batch_size=batch_size, pad_id=pad, bf16=bf16,
         stage="machine annotation", progress=progress,
     )  # fmt: skip
     per_doc: dict[int, list[tuple[Any, list[Span]]]] = defaultdict(list)

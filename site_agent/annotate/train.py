@@ -29,7 +29,7 @@ from shared.ner_tokens import IGNORE, iob2_labels
 from shared.provenance import config_digest, make_provenance
 from site_agent.annotate.backbone import load_fast_tokenizer, resolve_backbone
 from site_agent.annotate.features import EncodedChunk, encode_corpus
-from site_agent.annotate.loop import Progress, predict, train_epoch
+from site_agent.annotate.loop import Progress, predict, resolve_bf16, train_epoch
 from site_agent.annotate.scoring import score_tags
 
 RECORD_FILE = "annotator.json"
@@ -78,9 +78,8 @@ def evaluate_chunks(
     model: Any, chunks: list[EncodedChunk], tags: list[str], settings: AnnotatorSettings, pad: int
 ) -> AnnotatorMetrics:
     """Scores on the first sub-token of every word of labelled chunks."""
-    predicted = predict(
-        model, chunks, batch_size=settings.eval_batch_size, pad_id=pad, bf16=settings.bf16
-    )
+    bf16 = resolve_bf16(settings.bf16, next(model.parameters()).device)
+    predicted = predict(model, chunks, batch_size=settings.eval_batch_size, pad_id=pad, bf16=bf16)
     gold_seqs, pred_seqs = [], []
     for chunk, pred in zip(chunks, predicted, strict=True):
         keep = [i for i, lab in enumerate(chunk.labels or []) if lab != IGNORE]
@@ -135,6 +134,7 @@ def train_annotator(
         train_chunks=len(train_chunks),
         validation_chunks=len(val_chunks),
         device=device.type,
+        bf16=resolve_bf16(settings.bf16, device),
         timings={
             "encode_seconds": encoded_at - started,
             "train_seconds": sum(e.train_seconds for e in epochs),
@@ -165,6 +165,7 @@ def _fit(
     steps = settings.epochs * -(-len(train_chunks) // settings.batch_size)
     optimizer, scheduler = _optimiser(model, settings, steps)
     rng = random.Random(settings.seed)
+    bf16 = resolve_bf16(settings.bf16, next(model.parameters()).device)
     epochs: list[EpochRecord] = []
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None
     for epoch in range(1, settings.epochs + 1):
@@ -172,7 +173,7 @@ def _fit(
         loss = train_epoch(
             model, train_chunks, optimizer, scheduler,
             micro_batch=settings.micro_batch, accumulation=settings.grad_accumulation,
-            pad_id=pad, rng=rng, group_by_length=settings.group_by_length, bf16=settings.bf16,
+            pad_id=pad, rng=rng, group_by_length=settings.group_by_length, bf16=bf16,
             stage=f"epoch {epoch}/{settings.epochs}", progress=progress,
         )  # fmt: skip
         t1 = time.perf_counter()
