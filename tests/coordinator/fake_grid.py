@@ -46,7 +46,9 @@ class InProcessGrid(Grid):
         group_id: str,
         ttl: float | None = None,
     ) -> Message:
-        return Message(content, dst_node_id=dst_node_id, message_type=message_type, group_id=group_id)
+        return Message(
+            content, dst_node_id=dst_node_id, message_type=message_type, group_id=group_id
+        )
 
     def get_node_ids(self) -> Iterable[int]:
         return [n for n in self.node_configs if n not in self.stopped]

@@ -31,13 +31,17 @@ def settings_for(world: World, out: Path, **overrides: object) -> FederationSett
 
 
 @pytest.fixture(scope="module")
-def happy(world: World, tmp_path_factory: pytest.TempPathFactory) -> tuple[FederationReport, InProcessGrid, Path]:
+def happy(
+    world: World, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[FederationReport, InProcessGrid, Path]:
     out = tmp_path_factory.mktemp("happy")
     grid = InProcessGrid(client_app, node_configs(world))
     return run_federation(grid, settings_for(world, out)), grid, out
 
 
-def test_every_round_sends_its_message_type(happy: tuple[FederationReport, InProcessGrid, Path]) -> None:
+def test_every_round_sends_its_message_type(
+    happy: tuple[FederationReport, InProcessGrid, Path],
+) -> None:
     _, grid, _ = happy
     types = [m.metadata.message_type for m in grid.sent]
     assert types.count("query.roll_call") == 3
@@ -46,7 +50,9 @@ def test_every_round_sends_its_message_type(happy: tuple[FederationReport, InPro
     assert types.count("evaluate.cross_site") == 3
 
 
-def test_matrix_is_complete_with_site_pooled_and_fedavg_models(happy: tuple[FederationReport, InProcessGrid, Path]) -> None:
+def test_matrix_is_complete_with_site_pooled_and_fedavg_models(
+    happy: tuple[FederationReport, InProcessGrid, Path],
+) -> None:
     report, _, _ = happy
     names = {m.name for m in report.models}
     assert names == {"site:site-a", "site:site-b", "site:site-c", "pooled", "fedavg"}
@@ -57,7 +63,9 @@ def test_matrix_is_complete_with_site_pooled_and_fedavg_models(happy: tuple[Fede
     assert report.labels == ("ID", "LOC", "ORG", "PER", "TIME")
 
 
-def test_matrix_cell_equals_metrics_computed_directly(world: World, happy: tuple[FederationReport, InProcessGrid, Path]) -> None:
+def test_matrix_cell_equals_metrics_computed_directly(
+    world: World, happy: tuple[FederationReport, InProcessGrid, Path]
+) -> None:
     report, _, out = happy
     site = world.sites["site-b"]
     gold = read_corpus(site.site_dir / "data" / "test.jsonl")
@@ -69,7 +77,9 @@ def test_matrix_cell_equals_metrics_computed_directly(world: World, happy: tuple
     assert cell is not None and cell.metrics == direct
 
 
-def test_report_files_are_written_and_typed(happy: tuple[FederationReport, InProcessGrid, Path]) -> None:
+def test_report_files_are_written_and_typed(
+    happy: tuple[FederationReport, InProcessGrid, Path],
+) -> None:
     report, _, out = happy
     assert FederationReport.model_validate_json((out / "report.json").read_text()) == report
     markdown = (out / "report.md").read_text()
