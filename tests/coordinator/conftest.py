@@ -19,7 +19,6 @@ from coordinator.demo_sites import (
 )
 from coordinator.keys import register_site
 
-
 # Two shared cores: one intra-op thread avoids oversubscription (10x slower otherwise).
 torch.set_num_threads(1)
 
