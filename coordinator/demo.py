@@ -48,7 +48,8 @@ def prepare_demo(
         output_dir=output_dir,
         mapping=mapping,
         fedavg_rounds=2,
-        train_epochs=4,
+        train_epochs=12,
+        local_epochs=3,
         bootstrap=100,
         reply_timeout=300,
     )

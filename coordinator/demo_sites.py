@@ -161,7 +161,7 @@ def build_site(
 
 
 def train_site_annotator(
-    site: DemoSite, base_model: Path, *, n_train: int = 24, epochs: int = 4
+    site: DemoSite, base_model: Path, *, n_train: int = 24, epochs: int = 12
 ) -> Path:
     """The site's gold-trained annotator (its own labels), kept in ``<site>/annotator``."""
     from coordinator.aggregate import NerSettings, train_annotator

@@ -48,7 +48,8 @@ def register_supernode(env: dict[str, str], public_key: Path) -> int:
         answer = {}
     if not answer.get("success"):
         raise DeploymentError(
-            f"could not register SuperNode key {public_key}: {done.stdout.strip()} {done.stderr.strip()}"
+            f"could not register SuperNode key {public_key}: "
+            f"{done.stdout.strip()} {done.stderr.strip()}"
         )
     return int(answer["node-id"])
 

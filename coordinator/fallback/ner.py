@@ -17,7 +17,7 @@ class NerSettings(BaseModel):
     """Training knobs; defaults suit the tiny test encoders."""
 
     epochs: int = 3
-    learning_rate: float = 5e-4
+    learning_rate: float = 1e-3
     batch_size: int = 8
     max_length: int = 128
     seed: int = 13
@@ -125,13 +125,25 @@ def train_annotator(
     return out_dir
 
 
-def _spans_from_tags(offsets: list, tags: list[str]) -> list[Span]:
-    spans: list[Span] = []
-    current: list[int] | None = None
-    label = ""
+def _word_tags(offsets: list, tags: list[str], text: str) -> list[tuple[int, int, str]]:
+    """Sub-word tags folded into words: a word takes its first piece's tag, all its characters."""
+    words: list[tuple[int, int, str]] = []
     for (start, end), tag in zip(offsets, tags, strict=True):
         if start == end:
             continue
+        joined = words and start == words[-1][1] and start > 0
+        if joined and text[start].isalnum() and text[start - 1].isalnum():
+            words[-1] = (words[-1][0], end, words[-1][2])
+            continue
+        words.append((start, end, tag))
+    return words
+
+
+def _spans_from_tags(offsets: list, tags: list[str], text: str) -> list[Span]:
+    spans: list[Span] = []
+    current: list[int] | None = None
+    label = ""
+    for start, end, tag in _word_tags(offsets, tags, text):
         if tag.startswith("I-") and current is not None and tag[2:] == label:
             current[1] = end
             continue
@@ -161,7 +173,7 @@ def machine_annotate(model_dir: Path, corpus: Corpus) -> Corpus:
             for ids, offsets in _encode(tokenizer, doc, 128):
                 logits = model(input_ids=torch.tensor([ids])).logits[0]
                 tags = [id2label[int(i)] for i in logits.argmax(-1)]
-                spans.extend(_spans_from_tags(offsets, tags))
+                spans.extend(_spans_from_tags(offsets, tags, doc.text))
             documents.append(Document.model_validate({**doc.model_dump(), "spans": spans}))
     return Corpus(documents=tuple(documents), labels=tuple(labels))
 

@@ -32,7 +32,9 @@ def heatmap_png(report: FederationReport, metric: str) -> bytes:
     ax.set_xticks(range(len(sites)), sites)
     ax.set_yticks(range(len(rows)), rows)
     for (i, j), v in np.ndenumerate(grid):
-        ax.text(j, i, "n/a" if np.isnan(v) else f"{v:.2f}", ha="center", va="center", fontsize=9)
+        colour = "white" if not np.isnan(v) and v > 0.6 else "black"
+        label = "n/a" if np.isnan(v) else f"{v:.2f}"
+        ax.text(j, i, label, ha="center", va="center", fontsize=9, color=colour)
     ax.set_title(METRICS[metric], fontsize=10)
     fig.colorbar(image, ax=ax, fraction=0.046)
     fig.tight_layout()
