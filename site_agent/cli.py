@@ -6,7 +6,7 @@ import typer
 
 from shared.cli_support import register_commands, run_app
 
-COMMANDS = ("validate", "evaluate")
+COMMANDS = ("validate", "evaluate", "init", "synthesize")
 
 app = typer.Typer(
     name="site-agent",

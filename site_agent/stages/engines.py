@@ -1,0 +1,153 @@
+"""The one place where stages call the model packages (annotate, models, adapt, generate, audit).
+
+Imports are lazy so that ``site-agent --help`` and the light stages do not pay for torch, and
+so that the mapping from ``site.toml`` sections onto each package's own settings type is
+written once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from protocol import Corpus
+from protocol.audit import AuditReport
+from protocol.site_config import AdaptSection, EncoderTraining, GenerationSection, SiteConfig
+from site_agent.stages.base import ProgressSink
+
+
+def model_reference(name_or_path: str) -> str:
+    """A registered model name or a folder, resolved to what ``from_pretrained`` loads."""
+    from site_agent.models import resolve_model
+
+    return str(resolve_model(name_or_path, allow_fetch=True))
+
+
+@dataclass(frozen=True)
+class TrainedEncoder:
+    model_dir: Path
+    metrics: dict[str, Any]
+
+
+def train_encoder(
+    train: Corpus,
+    validation: Corpus,
+    base_model: str,
+    training: EncoderTraining,
+    config: SiteConfig,
+    out_dir: Path,
+    progress: ProgressSink,
+) -> TrainedEncoder:
+    """Fine-tune ``base_model`` for NER with the paper's hyperparameters."""
+    from site_agent.annotate import AnnotatorSettings, train_annotator
+
+    settings = AnnotatorSettings(
+        epochs=training.epochs,
+        learning_rate=training.learning_rate,
+        batch_size=training.batch_size,
+        weight_decay=training.weight_decay,
+        chunk_words=training.chunk_words,
+        max_steps=training.max_steps,
+        seed=training.seed,
+        device=config.device,
+    )
+    result = train_annotator(
+        train, validation, model_reference(base_model), settings, out_dir, progress
+    )
+    metrics = result.metrics
+    dumped = metrics.model_dump(mode="json") if hasattr(metrics, "model_dump") else dict(metrics)
+    return TrainedEncoder(Path(result.model_dir), dumped)
+
+
+def check_quality(metrics: dict[str, Any], min_recall: float) -> None:
+    """Raise QualityGateError when the annotator's validation recall is below the gate."""
+    from site_agent.annotate import check_annotator_quality
+
+    check_annotator_quality(metrics, min_recall)
+
+
+def annotate(model_dir: Path, corpus: Corpus, config: SiteConfig) -> Corpus:
+    from site_agent.annotate import machine_annotate
+
+    return machine_annotate(model_dir, corpus, device=config.device)
+
+
+def adapt(
+    texts: list[str],
+    section: AdaptSection,
+    config: SiteConfig,
+    out_dir: Path,
+    progress: ProgressSink,
+) -> Path:
+    """LoRA/QLoRA-adapt the generator; returns the adapter folder."""
+    from site_agent.adapt import AdaptSettings, adapt_generator
+
+    settings = AdaptSettings(
+        lora_r=section.lora_r,
+        lora_alpha=section.lora_alpha,
+        lora_dropout=section.lora_dropout,
+        weight_decay=section.weight_decay,
+        learning_rate=section.learning_rate,
+        batch_size=section.batch_size,
+        epochs=section.epochs,
+        max_steps=section.max_steps,
+        max_length=section.max_length,
+        quantization=section.quantization,
+        seed=section.seed,
+        device=config.device,
+    )
+    result = adapt_generator(
+        texts, model_reference(section.base_model), settings, out_dir, progress
+    )
+    return Path(result.adapter_dir)
+
+
+def generate(
+    prompts: list[str],
+    base_model: str,
+    adapter_dir: Path,
+    section: GenerationSection,
+    samples_per_prompt: int,
+    max_new_tokens: int,
+    config: SiteConfig,
+    out_path: Path,
+    progress: ProgressSink,
+) -> Corpus:
+    """Sample ``samples_per_prompt`` notes per prompt; resumable from ``out_path``."""
+    from site_agent.generate import GenerationSettings, generate_corpus
+
+    settings = GenerationSettings(
+        samples_per_prompt=samples_per_prompt,
+        top_p=section.top_p,
+        temperature=section.temperature,
+        min_new_tokens=section.min_new_tokens,
+        max_new_tokens=max_new_tokens,
+        backend=section.backend,
+        seed=section.seed,
+        device=config.device,
+    )
+    return generate_corpus(
+        prompts, model_reference(base_model), adapter_dir, settings, out_path, progress
+    )
+
+
+def audit(
+    real: Corpus,
+    seen: Corpus,
+    synthetic: Corpus,
+    policy: dict[str, Any],
+    sensitive: dict[str, tuple[str, ...]],
+    out_dir: Path,
+) -> AuditReport | None:
+    """Run the privacy audit; None when the audit package is not installed.
+
+    ``real`` is the gold training split, ``seen`` the pseudonymised text the generator was
+    adapted on, ``sensitive`` the original and surrogate PII surfaces for the PII echo.
+    """
+    try:
+        from site_agent.audit import AuditPolicy, run_audit
+    except ImportError:
+        return None
+    report: AuditReport = run_audit(real, synthetic, AuditPolicy(**policy), out_dir)
+    return report
