@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
+from pydantic_core import to_jsonable_python
 from rich.console import Console
 
 from protocol.site_config import SiteConfig
@@ -45,6 +46,11 @@ class StageRun:
 
 def stage_folder(work_dir: Path, index: int, stage: Stage) -> Path:
     return work_dir / f"{index:02d}-{stage.name}"
+
+
+def settings_digest(stage: Stage, config: SiteConfig) -> str:
+    """SHA-256 of the config slice the stage depends on (models nested in dicts included)."""
+    return config_digest(to_jsonable_python(stage.settings(config)))
 
 
 def package_versions() -> dict[str, str]:
@@ -143,7 +149,7 @@ def run_stage(
 ) -> StageRecord:
     """Run one stage and write its ``stage.json`` (also on failure, then re-raise)."""
     folder.mkdir(parents=True, exist_ok=True)
-    digest = config_digest(stage.settings(config))
+    digest = settings_digest(stage, config)
     started = datetime.now(UTC)
     try:
         with stage_progress(stage.name) as progress:
@@ -187,7 +193,7 @@ def run_pipeline(
         paths, hashes = _resolve_inputs(stage, folders, records)
         hashes.update({k: sha256_tree(p) for k, p in stage.sources(config).items()})
         previous = read_record(folder)
-        digest = config_digest(stage.settings(config))
+        digest = settings_digest(stage, config)
         if index < forced_from and can_skip(previous, digest, hashes, folder):
             assert previous is not None
             console.print(f"[dim]= {stage.name}: unchanged, skipped[/]")

@@ -11,6 +11,7 @@ from rich.console import Console
 from protocol.site_config import load_site_config
 from shared.errors import UsageError
 from site_agent.pipeline import StageRun, run_pipeline
+from site_agent.stages import stage_names
 from site_agent.summary import summary_table
 
 
@@ -55,7 +56,8 @@ def register(app: typer.Typer) -> None:
         device: Annotated[str | None, typer.Option(help="auto | cpu | cuda")] = None,
         profile: Annotated[str | None, typer.Option(help="default | demo")] = None,
         from_stage: Annotated[
-            str | None, typer.Option("--from", help="Re-run from this stage on.")
+            str | None,
+            typer.Option("--from", help=f"Re-run from this stage on: {', '.join(stage_names())}."),
         ] = None,
         demo: Annotated[
             bool, typer.Option("--demo", help="Run the shipped demo corpus and profile.")
@@ -83,4 +85,5 @@ def register(app: typer.Typer) -> None:
         try:
             run_pipeline(config, from_stage=from_stage, console=console, runs=runs)
         finally:
-            console.print(summary_table(runs))
+            if runs:
+                console.print(summary_table(runs))

@@ -147,3 +147,15 @@ def test_registry_order_and_held_out_test_split() -> None:
         check_registry((STAGES[0], sneaky))
     with pytest.raises(ValueError, match="does not run before"):
         check_registry((TOY[1], TOY[0]))
+
+
+def test_every_registered_stage_has_a_stable_settings_digest(config: SiteConfig) -> None:
+    from site_agent.pipeline import settings_digest
+
+    digests = [settings_digest(stage, config) for stage in STAGES]
+    assert digests == [settings_digest(stage, config) for stage in STAGES]
+    changed = config.model_copy(
+        update={"generation": config.generation.model_copy(update={"top_p": 0.9})}
+    )
+    moved = [a != settings_digest(s, changed) for s, a in zip(STAGES, digests, strict=True)]
+    assert [s.name for s, m in zip(STAGES, moved, strict=True) if m] == ["generate", "export"]
