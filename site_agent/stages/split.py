@@ -41,12 +41,12 @@ def _groups(docs: Sequence[Document], by_source: bool) -> list[list[Document]]:
 
 
 def carve(
-    docs: Sequence[Document], fraction: float, seed: int, by_source: bool
+    docs: Sequence[Document], want: int, seed: int, by_source: bool
 ) -> tuple[list[Document], list[Document]]:
-    """(rest, carved): whole groups, shuffled with ``seed``, until ``fraction`` is reached."""
+    """(rest, carved): whole groups, shuffled with ``seed``, until ``want`` documents."""
     groups = _groups(docs, by_source)
     random.Random(seed).shuffle(groups)
-    want = max(1, round(fraction * len(docs)))
+    want = max(1, want)
     carved: list[Document] = []
     rest: list[Document] = []
     for group in groups:
@@ -54,7 +54,7 @@ def carve(
     if not rest:
         raise UsageError(
             f"only {len(docs)} documents: nothing is left for training after carving "
-            f"{fraction:.0%}; fix: use a larger corpus or smaller split fractions"
+            f"{want}; fix: use a larger corpus or smaller split fractions"
         )
     return rest, carved
 
@@ -69,17 +69,18 @@ def split_gold_corpus(corpus: CorpusSection, settings: SplitSection, out_dir: Pa
     """Write ``train.jsonl``, ``validation.jsonl`` and ``test.jsonl`` into ``out_dir``."""
     gold = read_corpus(corpus.path, corpus.format)
     docs: list[Document] = list(gold.documents)
+    total = len(docs)
     if corpus.test_path is not None:
         test = read_corpus(corpus.test_path, corpus.format)
     else:
-        docs, carved = carve(docs, settings.test_fraction, settings.seed, settings.group_by_source)
+        want = round(settings.test_fraction * total)
+        docs, carved = carve(docs, want, settings.seed, settings.group_by_source)
         test = _subset(gold, carved)
     if corpus.validation_path is not None:
         validation = read_corpus(corpus.validation_path, corpus.format)
     else:
-        docs, carved = carve(
-            docs, settings.validation_fraction, settings.seed + 1, settings.group_by_source
-        )
+        want = round(settings.validation_fraction * total)
+        docs, carved = carve(docs, want, settings.seed + 1, settings.group_by_source)
         validation = _subset(gold, carved)
     files = SplitFiles(
         out_dir / "train.jsonl", out_dir / "validation.jsonl", out_dir / "test.jsonl"

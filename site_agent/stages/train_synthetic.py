@@ -36,7 +36,8 @@ def synthetic_train_validation(corpus: Corpus, seed: int) -> tuple[Corpus, Corpu
     """A seeded 90/10 split of the synthetic corpus (the same notes serve both if tiny)."""
     if len(corpus) < 2:
         return corpus, corpus
-    rest, held = carve(list(corpus.documents), SYNTHETIC_VALIDATION_FRACTION, seed, False)
+    want = round(SYNTHETIC_VALIDATION_FRACTION * len(corpus))
+    rest, held = carve(list(corpus.documents), want, seed, False)
     return _subset(corpus, rest), _subset(corpus, held)
 
 
