@@ -8,19 +8,16 @@ evaluation in ``train-synthetic``.
 
 from __future__ import annotations
 
-import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from protocol import Corpus, Document
+from protocol import Corpus
 from protocol.site_config import CorpusSection, SiteConfig, SplitSection
 from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import UsageError
+from shared.splits import split_corpus
 from site_agent.stages.base import Stage, StageContext, StageOutput
-
-MIN_GROUPS = 6
 
 
 @dataclass(frozen=True)
@@ -30,65 +27,49 @@ class SplitFiles:
     test: Path
 
 
-def _groups(docs: Sequence[Document], by_source: bool) -> list[list[Document]]:
-    if by_source:
-        grouped: dict[str, list[Document]] = {}
-        for doc in docs:
-            grouped.setdefault(doc.source or doc.id, []).append(doc)
-        if len(grouped) >= MIN_GROUPS:
-            return [grouped[k] for k in sorted(grouped)]
-    return [[doc] for doc in docs]
-
-
-def carve(
-    docs: Sequence[Document], want: int, seed: int, by_source: bool
-) -> tuple[list[Document], list[Document]]:
-    """(rest, carved): whole groups, shuffled with ``seed``, until ``want`` documents."""
-    groups = _groups(docs, by_source)
-    random.Random(seed).shuffle(groups)
-    want = max(1, want)
-    carved: list[Document] = []
-    rest: list[Document] = []
-    for group in groups:
-        (carved if len(carved) < want else rest).extend(group)
-    if not rest:
-        raise UsageError(
-            f"only {len(docs)} documents: nothing is left for training after carving "
-            f"{want}; fix: use a larger corpus or smaller split fractions"
-        )
-    return rest, carved
-
-
-def _subset(corpus: Corpus, docs: list[Document]) -> Corpus:
-    order = {d.id: i for i, d in enumerate(corpus.documents)}
-    docs = sorted(docs, key=lambda d: order[d.id])
-    return Corpus(documents=tuple(docs), labels=corpus.labels, provenance=corpus.provenance)
-
-
-def split_gold_corpus(corpus: CorpusSection, settings: SplitSection, out_dir: Path) -> SplitFiles:
-    """Write ``train.jsonl``, ``validation.jsonl`` and ``test.jsonl`` into ``out_dir``."""
-    gold = read_corpus(corpus.path, corpus.format)
-    docs: list[Document] = list(gold.documents)
-    total = len(docs)
-    if corpus.test_path is not None:
-        test = read_corpus(corpus.test_path, corpus.format)
-    else:
-        want = round(settings.test_fraction * total)
-        docs, carved = carve(docs, want, settings.seed, settings.group_by_source)
-        test = _subset(gold, carved)
+def wanted_fractions(corpus: CorpusSection, settings: SplitSection) -> dict[str, float]:
+    """Fractions of the main corpus for the splits the site did not provide as files."""
+    fractions = {"validation": settings.validation_fraction, "test": settings.test_fraction}
     if corpus.validation_path is not None:
-        validation = read_corpus(corpus.validation_path, corpus.format)
-    else:
-        want = round(settings.validation_fraction * total)
-        docs, carved = carve(docs, want, settings.seed + 1, settings.group_by_source)
-        validation = _subset(gold, carved)
-    files = SplitFiles(
-        out_dir / "train.jsonl", out_dir / "validation.jsonl", out_dir / "test.jsonl"
+        del fractions["validation"]
+    if corpus.test_path is not None:
+        del fractions["test"]
+    return {"train": 1.0 - sum(fractions.values()), **fractions}
+
+
+def split_with_fallback(
+    gold: Corpus, fractions: dict[str, float], settings: SplitSection
+) -> tuple[dict[str, Corpus], bool]:
+    """Split by source when asked; if a split comes out empty, split by document instead."""
+    parts = split_corpus(
+        gold, fractions, seed=settings.seed, group_by_source=settings.group_by_source
     )
-    write_corpus(_subset(gold, docs), files.train)
-    write_corpus(validation, files.validation)
-    write_corpus(test, files.test)
-    return files
+    if settings.group_by_source and any(len(c) == 0 for c in parts.values()):
+        return split_corpus(gold, fractions, seed=settings.seed, group_by_source=False), False
+    return parts, settings.group_by_source
+
+
+def split_gold_corpus(
+    corpus: CorpusSection, settings: SplitSection, out_dir: Path
+) -> tuple[SplitFiles, bool]:
+    """Write ``train.jsonl``, ``validation.jsonl``, ``test.jsonl``; say if grouped by source."""
+    gold = read_corpus(corpus.path, corpus.format)
+    parts, grouped = split_with_fallback(gold, wanted_fractions(corpus, settings), settings)
+    if corpus.validation_path is not None:
+        parts["validation"] = read_corpus(corpus.validation_path, corpus.format)
+    if corpus.test_path is not None:
+        parts["test"] = read_corpus(corpus.test_path, corpus.format)
+    empty = [name for name, part in parts.items() if len(part) == 0]
+    if empty:
+        raise UsageError(
+            f"{corpus.path}: {len(gold)} documents leave the {', '.join(empty)} split(s) "
+            "empty; fix: use a larger corpus, raise the split fractions, or give "
+            "corpus.validation_path / corpus.test_path"
+        )
+    files = SplitFiles(*(out_dir / f"{name}.jsonl" for name in ("train", "validation", "test")))
+    for name in ("train", "validation", "test"):
+        write_corpus(parts[name], getattr(files, name))
+    return files, grouped
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
@@ -105,13 +86,13 @@ def _sources(config: SiteConfig) -> dict[str, Path]:
 
 
 def _run(ctx: StageContext) -> StageOutput:
-    files = split_gold_corpus(ctx.config.corpus, ctx.config.split, ctx.stage_dir)
+    files, grouped = split_gold_corpus(ctx.config.corpus, ctx.config.split, ctx.stage_dir)
     counts = {
         name: len(read_corpus(getattr(files, name))) for name in ("train", "validation", "test")
     }
     return StageOutput(
         artifacts={"train": files.train, "validation": files.validation, "test": files.test},
-        summary={f"{k}_documents": v for k, v in counts.items()},
+        summary={**{f"{k}_documents": v for k, v in counts.items()}, "by_source": grouped},
     )
 
 

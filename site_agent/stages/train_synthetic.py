@@ -15,10 +15,10 @@ from protocol import Corpus, Document
 from protocol.site_config import SiteConfig
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
+from shared.splits import split_corpus
 from site_agent.stages import engines
 from site_agent.stages.base import ProgressSink, Stage, StageContext, StageOutput
 from site_agent.stages.site_report import SiteReport, headline, render_markdown
-from site_agent.stages.split import carve
 
 SYNTHETIC_VALIDATION_FRACTION = 0.1
 
@@ -28,17 +28,16 @@ def without_spans(corpus: Corpus) -> Corpus:
     return Corpus(documents=docs, labels=corpus.labels, provenance=corpus.provenance)
 
 
-def _subset(corpus: Corpus, docs: list[Document]) -> Corpus:
-    return Corpus(documents=tuple(docs), labels=corpus.labels, provenance=corpus.provenance)
-
-
 def synthetic_train_validation(corpus: Corpus, seed: int) -> tuple[Corpus, Corpus]:
     """A seeded 90/10 split of the synthetic corpus (the same notes serve both if tiny)."""
-    if len(corpus) < 2:
+    fractions = {
+        "train": 1 - SYNTHETIC_VALIDATION_FRACTION,
+        "validation": SYNTHETIC_VALIDATION_FRACTION,
+    }
+    parts = split_corpus(corpus, fractions, seed=seed)
+    if len(parts["train"]) == 0 or len(parts["validation"]) == 0:
         return corpus, corpus
-    want = round(SYNTHETIC_VALIDATION_FRACTION * len(corpus))
-    rest, held = carve(list(corpus.documents), want, seed, False)
-    return _subset(corpus, rest), _subset(corpus, held)
+    return parts["train"], parts["validation"]
 
 
 def train_and_compare(

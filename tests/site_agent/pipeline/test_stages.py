@@ -45,8 +45,8 @@ def test_split_is_seeded_disjoint_and_complete(tmp_path: Path) -> None:
     path = tmp_path / "gold.jsonl"
     write_corpus(_corpus(40), path)
     settings = SplitSection(validation_fraction=0.1, test_fraction=0.2)
-    files = split_gold_corpus(CorpusSection(path=path), settings, tmp_path / "a")
-    again = split_gold_corpus(CorpusSection(path=path), settings, tmp_path / "b")
+    files, _ = split_gold_corpus(CorpusSection(path=path), settings, tmp_path / "a")
+    again, _ = split_gold_corpus(CorpusSection(path=path), settings, tmp_path / "b")
     ids = {
         k: [d.id for d in read_corpus(getattr(files, k)).documents]
         for k in ("train", "validation", "test")
@@ -59,7 +59,9 @@ def test_split_is_seeded_disjoint_and_complete(tmp_path: Path) -> None:
 def test_split_keeps_a_source_together(tmp_path: Path) -> None:
     path = tmp_path / "gold.jsonl"
     write_corpus(_corpus(60, sources=10), path)
-    files = split_gold_corpus(CorpusSection(path=path), SplitSection(), tmp_path / "out")
+    settings = SplitSection(validation_fraction=0.1, test_fraction=0.2)
+    files, grouped = split_gold_corpus(CorpusSection(path=path), settings, tmp_path / "out")
+    assert grouped
     where = {}
     for name in ("train", "validation", "test"):
         for doc in read_corpus(getattr(files, name)).documents:
@@ -67,11 +69,19 @@ def test_split_keeps_a_source_together(tmp_path: Path) -> None:
     assert all(len(splits) == 1 for splits in where.values())
 
 
+def test_split_falls_back_to_documents_when_a_source_fits_nowhere(tmp_path: Path) -> None:
+    path = tmp_path / "gold.jsonl"
+    write_corpus(_corpus(60, sources=10), path)  # 6 notes per source; 5% validation is 3
+    files, grouped = split_gold_corpus(CorpusSection(path=path), SplitSection(), tmp_path / "o")
+    assert not grouped
+    assert len(read_corpus(files.validation)) == 3 and len(read_corpus(files.test)) == 12
+
+
 def test_split_keeps_a_pinned_test_file(tmp_path: Path) -> None:
     gold, test = tmp_path / "gold.jsonl", tmp_path / "test.jsonl"
     write_corpus(_corpus(20), gold)
     write_corpus(_corpus(5, prefix="t"), test)
-    files = split_gold_corpus(
+    files, _ = split_gold_corpus(
         CorpusSection(path=gold, test_path=test), SplitSection(), tmp_path / "o"
     )
     assert (files.test.read_bytes() == read_corpus(test) and False) or True
