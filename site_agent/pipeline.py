@@ -152,7 +152,7 @@ def run_stage(
     digest = settings_digest(stage, config)
     started = datetime.now(UTC)
     try:
-        with stage_progress(stage.name) as progress:
+        with stage_progress() as progress:
             output = stage.run(StageContext(config, folder, inputs, hashes, progress))
     except Exception as exc:
         _write(folder, _record(stage, folder, digest, hashes, started, None, error=str(exc)))

@@ -1,4 +1,4 @@
-"""Rich progress bars for long stages, behind a plain ``(done, total, message)`` callable."""
+"""One rich progress display per stage; long-running engines add their own bars to it."""
 
 from __future__ import annotations
 
@@ -15,33 +15,21 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from site_agent.stages.base import ProgressSink
 
-
-@contextlib.contextmanager
-def stage_progress(name: str, console: Console | None = None) -> Iterator[ProgressSink]:
-    """A progress sink that draws one bar for ``name``; the bar appears at the first update."""
-    bar = Progress(
+def new_progress(console: Console | None = None) -> Progress:
+    return Progress(
         TextColumn("[bold blue]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        TextColumn("{task.fields[message]}"),
         console=console or Console(stderr=True),
-        transient=False,
     )
-    task = None
 
-    def update(done: int, total: int, message: str = "") -> None:
-        nonlocal task
-        if task is None:
-            bar.start()
-            task = bar.add_task(name, total=total or None, message=message)
-        bar.update(task, completed=done, total=total or None, message=message)
 
-    try:
-        yield update
-    finally:
-        if task is not None:
-            bar.stop()
+@contextlib.contextmanager
+def stage_progress(console: Console | None = None) -> Iterator[Progress]:
+    """A started progress display, stopped when the stage ends (also on failure)."""
+    progress = new_progress(console)
+    with progress:
+        yield progress

@@ -5,14 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.progress import Progress
+
 from protocol.site_config import SiteConfig
 from shared.corpus_io import read_corpus
 from site_agent.stages import engines
-from site_agent.stages.base import ProgressSink, Stage, StageContext, StageOutput
+from site_agent.stages.base import Stage, StageContext, StageOutput
 
 
 def adapt_on_training_text(
-    train_path: Path, config: SiteConfig, out_dir: Path, progress: ProgressSink
+    train_path: Path, config: SiteConfig, out_dir: Path, progress: Progress | None
 ) -> Path:
     """The adapter folder trained on the texts of ``train_path`` (spans are not used)."""
     texts = [doc.text for doc in read_corpus(train_path).documents]

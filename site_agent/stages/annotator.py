@@ -11,11 +11,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rich.progress import Progress
+
 from protocol.site_config import AnnotatorSection, SiteConfig
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from site_agent.stages import engines
-from site_agent.stages.base import ProgressSink, Stage, StageContext, StageOutput
+from site_agent.stages.base import Stage, StageContext, StageOutput
 
 
 def train_gold_annotator(
@@ -24,7 +26,7 @@ def train_gold_annotator(
     section: AnnotatorSection,
     config: SiteConfig,
     out_dir: Path,
-    progress: ProgressSink,
+    progress: Progress | None,
 ) -> engines.TrainedEncoder:
     """Train, write ``metrics.json``, then apply the recall gate."""
     trained = engines.train_encoder(

@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import Field
+from rich.progress import Progress
 
 from protocol.base import ProtocolModel
 from protocol.site_config import SiteConfig
@@ -22,25 +23,15 @@ from protocol.site_config import SiteConfig
 STAGE_RECORD = "stage.json"
 
 
-class ProgressSink(Protocol):
-    """Where long stages report progress (a rich progress bar in the CLI, a no-op in tests)."""
-
-    def __call__(self, done: int, total: int, message: str = "") -> None: ...
-
-
-def no_progress(done: int, total: int, message: str = "") -> None:
-    """A progress sink that ignores updates."""
-
-
 @dataclass(frozen=True)
 class StageContext:
-    """Everything a stage adapter may use: config, its folder, resolved inputs, progress."""
+    """Everything a stage adapter may use: config, folder, inputs and their hashes, progress."""
 
     config: SiteConfig
     stage_dir: Path
     inputs: Mapping[str, Path]
     input_hashes: Mapping[str, str] = field(default_factory=dict)
-    progress: ProgressSink = no_progress
+    progress: Progress | None = None
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.progress import Progress
+
 from protocol import Corpus
 from protocol.audit import AuditReport
 from protocol.site_config import AdaptSection, EncoderTraining, GenerationSection, SiteConfig
-from site_agent.stages.base import ProgressSink
 
 
 def model_reference(name_or_path: str) -> str:
@@ -37,7 +38,7 @@ def train_encoder(
     training: EncoderTraining,
     config: SiteConfig,
     out_dir: Path,
-    progress: ProgressSink,
+    progress: Progress | None,
 ) -> TrainedEncoder:
     """Fine-tune ``base_model`` for NER with the paper's hyperparameters."""
     from site_agent.annotate import AnnotatorSettings, train_annotator
@@ -78,7 +79,7 @@ def adapt(
     section: AdaptSection,
     config: SiteConfig,
     out_dir: Path,
-    progress: ProgressSink,
+    progress: Progress | None,
 ) -> Path:
     """LoRA/QLoRA-adapt the generator; returns the adapter folder."""
     from site_agent.adapt import AdaptSettings, adapt_generator
@@ -112,7 +113,7 @@ def generate(
     max_new_tokens: int,
     config: SiteConfig,
     out_path: Path,
-    progress: ProgressSink,
+    progress: Progress | None,
 ) -> Corpus:
     """Sample ``samples_per_prompt`` notes per prompt; resumable from ``out_path``."""
     from site_agent.generate import GenerationSettings, generate_corpus

@@ -11,13 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.progress import Progress
+
 from protocol import Corpus, Document
 from protocol.site_config import SiteConfig
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from shared.splits import split_corpus
 from site_agent.stages import engines
-from site_agent.stages.base import ProgressSink, Stage, StageContext, StageOutput
+from site_agent.stages.base import Stage, StageContext, StageOutput
 from site_agent.stages.site_report import SiteReport, headline, render_markdown
 
 SYNTHETIC_VALIDATION_FRACTION = 0.1
@@ -41,7 +43,7 @@ def synthetic_train_validation(corpus: Corpus, seed: int) -> tuple[Corpus, Corpu
 
 
 def train_and_compare(
-    inputs: dict[str, Path], config: SiteConfig, out_dir: Path, progress: ProgressSink
+    inputs: dict[str, Path], config: SiteConfig, out_dir: Path, progress: Progress | None
 ) -> tuple[Path, SiteReport]:
     """Train the synthetic encoder, score both annotators on test, build the site report."""
     from shared.metrics import corpus_diagnostics, evaluate
