@@ -5,12 +5,10 @@ Only numbers and label names: the report may travel in the export bundle.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from protocol.base import ProtocolModel
-
-if TYPE_CHECKING:
-    from protocol.evaluation import EvaluationReport
+from protocol.evaluation import CorpusDiagnostics, EvaluationReport
 
 
 class ModelScores(ProtocolModel):
@@ -33,8 +31,8 @@ class SiteReport(ProtocolModel):
     gold: ModelScores
     synthetic: ModelScores
     token_f1_gap: float
-    real_diagnostics: dict[str, Any]
-    synthetic_diagnostics: dict[str, Any]
+    real_diagnostics: CorpusDiagnostics
+    synthetic_diagnostics: CorpusDiagnostics
     settings: dict[str, Any]
 
 
@@ -85,7 +83,8 @@ DIAGNOSTIC_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 def render_markdown(report: SiteReport) -> str:
     """A short human-readable page for the site's data steward."""
-    real, syn = report.real_diagnostics, report.synthetic_diagnostics
+    real = report.real_diagnostics.model_dump(mode="json")
+    syn = report.synthetic_diagnostics.model_dump(mode="json")
     lines = [
         f"# Site report: {report.site_id}",
         "",

@@ -76,10 +76,8 @@ def train_and_compare(
         gold=gold,
         synthetic=syn,
         token_f1_gap=gold.token_f1 - syn.token_f1,
-        real_diagnostics=corpus_diagnostics(real, language=config.language).model_dump(mode="json"),
-        synthetic_diagnostics=corpus_diagnostics(synthetic, language=config.language).model_dump(
-            mode="json"
-        ),
+        real_diagnostics=corpus_diagnostics(real, language=config.language),
+        synthetic_diagnostics=corpus_diagnostics(synthetic, language=config.language),
         settings={
             "base_model": config.annotator.base_model,
             **config.annotator.training.model_dump(),

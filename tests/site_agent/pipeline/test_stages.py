@@ -187,28 +187,22 @@ def test_audit_stage_returns_the_report_and_the_audited_corpus(
 
 
 def test_site_report_markdown_shows_the_gap() -> None:
+    from shared.metrics import corpus_diagnostics
+
     gold = ModelScores(
-        token_precision=0.9,
-        token_recall=0.8,
-        token_f1=0.85,
-        exact_f1=0.8,
-        overlap_f1=0.9,
+        token_precision=0.9, token_recall=0.8, token_f1=0.85, exact_f1=0.8, overlap_f1=0.9,
         leakage_rate=0.1,
-    )
+    )  # fmt: skip
     syn = gold.model_copy(update={"token_f1": 0.6})
-    diag = {"n_documents": 10, "words": {"median": 120.0}, "labels": {"PER": {"span_share": 0.5}}}
+    real = corpus_diagnostics(_corpus(4), language="en")
+    plain = Corpus(documents=(Document(id="x", text="no names here at all"),), labels=("PER",))
     report = SiteReport(
-        site_id="h1",
-        n_test_documents=5,
-        n_synthetic_documents=40,
-        gold=gold,
-        synthetic=syn,
-        token_f1_gap=0.25,
-        real_diagnostics=diag,
-        synthetic_diagnostics={"n_documents": 40, "labels": {}},
-        settings={},
-    )
+        site_id="h1", n_test_documents=5, n_synthetic_documents=1, gold=gold, synthetic=syn,
+        token_f1_gap=0.25, real_diagnostics=real,
+        synthetic_diagnostics=corpus_diagnostics(plain, language="en"), settings={},
+    )  # fmt: skip
     text = render_markdown(report)
     assert "Token F1 gap (gold - synthetic): +0.250" in text
-    assert "| PER | 0.500 | 0.000 |" in text
-    assert "| median words / document | 120.000 | n/a |" in text
+    assert "| PER | 1.000 | 0.000 |" in text
+    assert "| documents | 4.000 | 1.000 |" in text
+    assert "| PII document share | 1.000 | 0.000 |" in text
