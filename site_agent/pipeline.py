@@ -8,6 +8,7 @@ artifacts are gone, or when ``from_stage`` names it or an earlier stage.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from rich.console import Console
 
 from protocol.site_config import SiteConfig
 from shared.atomic import atomic_write_text
-from shared.errors import ToolkitError, UsageError
+from shared.errors import UsageError
 from shared.provenance import config_digest, sha256_tree, tool_version
 from site_agent.progress import stage_progress
 from site_agent.stages.base import (
@@ -162,6 +163,27 @@ def run_stage(
     return record
 
 
+def prepare_folder(
+    folder: Path, previous: StageRecord | None, digest: str, inputs: dict[str, str], fresh: bool
+) -> None:
+    """Empty the stage folder when its content is stale; keep it when a run can resume.
+
+    Stale: a forced restart, or a record for other settings or inputs. A folder without a
+    record, or with a failed record for the same settings and inputs, is kept so that a
+    resumable stage (generation) continues where it stopped.
+    """
+    same = previous is not None and previous.config_digest == digest
+    same = same and previous is not None and previous.input_hashes == inputs
+    if folder.exists() and (fresh or (previous is not None and not same)):
+        shutil.rmtree(folder)
+
+
+def _invalidate(folders: Sequence[Path]) -> None:
+    """Forget the records of stages that ``--from`` restarts, before any of them runs."""
+    for folder in folders:
+        (folder / STAGE_RECORD).unlink(missing_ok=True)
+
+
 def _check_from(stages: Sequence[Stage], from_stage: str | None) -> int:
     names = [s.name for s in stages]
     if from_stage is None:
@@ -188,6 +210,9 @@ def run_pipeline(
     folders = {s.name: stage_folder(config.work_dir, i, s) for i, s in enumerate(stages, 1)}
     records: dict[str, StageRecord] = {}
     runs = [] if runs is None else runs
+    restarted = [folders[s.name] for s in stages[forced_from:]]
+    fresh = set(restarted)
+    _invalidate(restarted)
     for index, stage in enumerate(stages):
         folder = folders[stage.name]
         paths, hashes = _resolve_inputs(stage, folders, records)
@@ -201,10 +226,11 @@ def run_pipeline(
             runs.append(StageRun(stage.name, "skipped", 0.0, previous))
             continue
         console.rule(f"[bold]{index + 1:02d} {stage.name}[/] {stage.description}")
+        prepare_folder(folder, previous, digest, hashes, folder in fresh)
         began = time.perf_counter()
         try:
             records[stage.name] = run_stage(stage, config, folder, paths, hashes)
-        except ToolkitError:
+        except Exception:
             runs.append(StageRun(stage.name, "failed", time.perf_counter() - began, None))
             raise
         runs.append(StageRun(stage.name, "ran", time.perf_counter() - began, records[stage.name]))

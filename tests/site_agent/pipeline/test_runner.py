@@ -24,6 +24,8 @@ def _first(ctx: StageContext) -> StageOutput:
 
 def _second(ctx: StageContext) -> StageOutput:
     CALLS.append("second")
+    if ctx.config.split.seed == 99:
+        raise QualityGateError("second refuses seed 99")
     out = ctx.stage_dir / "b.txt"
     out.write_text(ctx.inputs["first.a"].read_text().upper())
     return StageOutput(artifacts={"b": out})
@@ -159,3 +161,42 @@ def test_every_registered_stage_has_a_stable_settings_digest(config: SiteConfig)
     )
     moved = [a != settings_digest(s, changed) for s, a in zip(STAGES, digests, strict=True)]
     assert [s.name for s, m in zip(STAGES, moved, strict=True) if m] == ["generate", "export"]
+
+
+def _resumable(ctx: StageContext) -> StageOutput:
+    partial = ctx.stage_dir / "partial.txt"
+    seen = partial.read_text() if partial.exists() else ""
+    partial.write_text(seen + "x")
+    if ctx.config.pseudonymise.mode == "filter":
+        raise RuntimeError("crashed half way")
+    return StageOutput(artifacts={"partial": partial}, summary={"resumed_from": seen})
+
+
+RESUMABLE = (Stage("gen", _resumable, lambda c: {"locale": c.pseudonymise.locale}),)
+
+
+def test_failed_stage_resumes_and_changed_settings_start_fresh(config: SiteConfig) -> None:
+    crashing = config.model_copy(
+        update={"pseudonymise": config.pseudonymise.model_copy(update={"mode": "filter"})}
+    )
+    with pytest.raises(RuntimeError):
+        run_pipeline(crashing, RESUMABLE)
+    (run,) = run_pipeline(config, RESUMABLE)
+    assert run.record is not None and run.record.summary == {"resumed_from": "x"}
+    other = config.model_copy(
+        update={"pseudonymise": config.pseudonymise.model_copy(update={"locale": "en_US"})}
+    )
+    (run,) = run_pipeline(other, RESUMABLE)
+    assert run.record is not None and run.record.summary == {"resumed_from": ""}
+    (run,) = run_pipeline(other, RESUMABLE, from_stage="gen")
+    assert run.record is not None and run.record.summary == {"resumed_from": ""}
+
+
+def test_from_forgets_later_records_before_running(config: SiteConfig) -> None:
+    _run(config)
+    assert (config.work_dir / "03-third" / "stage.json").exists()
+    failing = config.model_copy(update={"split": config.split.model_copy(update={"seed": 99})})
+    with pytest.raises(QualityGateError):
+        run_pipeline(failing, TOY, from_stage="second")
+    assert not (config.work_dir / "03-third" / "stage.json").exists()
+    assert _run(config) == ["ran", "ran", "ran"]  # first re-ran with seed 99, so all follow
