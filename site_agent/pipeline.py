@@ -8,6 +8,7 @@ artifacts are gone, or when ``from_stage`` names it or an earlier stage.
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from collections.abc import Sequence
@@ -193,6 +194,21 @@ def _check_from(stages: Sequence[Stage], from_stage: str | None) -> int:
     return names.index(from_stage)
 
 
+def apply_device(device: str) -> None:
+    """Honour ``device``: hide CUDA for ``cpu``; refuse ``cuda`` when none is visible.
+
+    The engines pick CUDA by themselves when they see it, so ``cpu`` works by hiding it
+    before torch initialises CUDA.
+    """
+    if device == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    elif device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UsageError("device = 'cuda' but no CUDA device is visible; fix: use 'auto'")
+
+
 def run_pipeline(
     config: SiteConfig,
     stages: Sequence[Stage] | None = None,
@@ -205,6 +221,7 @@ def run_pipeline(
 
     stages = STAGES if stages is None else stages
     check_registry(stages)
+    apply_device(config.device)
     console = console or Console(stderr=True)
     forced_from = _check_from(stages, from_stage)
     folders = {s.name: stage_folder(config.work_dir, i, s) for i, s in enumerate(stages, 1)}

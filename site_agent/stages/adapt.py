@@ -18,7 +18,7 @@ def adapt_on_training_text(
 ) -> Path:
     """The adapter folder trained on the texts of ``train_path`` (spans are not used)."""
     texts = [doc.text for doc in read_corpus(train_path).documents]
-    return engines.adapt(texts, config.adapt, config, out_dir / "adapter", progress)
+    return engines.adapt(texts, config.adapt, out_dir, progress)
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:

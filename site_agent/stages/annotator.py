@@ -34,7 +34,6 @@ def train_gold_annotator(
         read_corpus(validation_path),
         section.base_model,
         section.training,
-        config,
         out_dir / "model",
         progress,
     )

@@ -28,7 +28,7 @@ def model_reference(name_or_path: str) -> str:
 @dataclass(frozen=True)
 class TrainedEncoder:
     model_dir: Path
-    metrics: dict[str, Any]
+    metrics: dict[str, Any] | None
 
 
 def train_encoder(
@@ -36,68 +36,41 @@ def train_encoder(
     validation: Corpus,
     base_model: str,
     training: EncoderTraining,
-    config: SiteConfig,
     out_dir: Path,
     progress: Progress | None,
 ) -> TrainedEncoder:
     """Fine-tune ``base_model`` for NER with the paper's hyperparameters."""
     from site_agent.annotate import AnnotatorSettings, train_annotator
 
-    settings = AnnotatorSettings(
-        epochs=training.epochs,
-        learning_rate=training.learning_rate,
-        batch_size=training.batch_size,
-        weight_decay=training.weight_decay,
-        chunk_words=training.chunk_words,
-        max_steps=training.max_steps,
-        seed=training.seed,
-        device=config.device,
-    )
+    settings = AnnotatorSettings(**training.model_dump())
     result = train_annotator(
         train, validation, model_reference(base_model), settings, out_dir, progress
     )
-    metrics = result.metrics
-    dumped = metrics.model_dump(mode="json") if hasattr(metrics, "model_dump") else dict(metrics)
-    return TrainedEncoder(Path(result.model_dir), dumped)
+    metrics = result.best_metrics
+    return TrainedEncoder(Path(result.model_dir), metrics.model_dump() if metrics else None)
 
 
-def check_quality(metrics: dict[str, Any], min_recall: float) -> None:
+def check_quality(metrics: dict[str, Any] | None, min_recall: float) -> None:
     """Raise QualityGateError when the annotator's validation recall is below the gate."""
     from site_agent.annotate import check_annotator_quality
 
     check_annotator_quality(metrics, min_recall)
 
 
-def annotate(model_dir: Path, corpus: Corpus, config: SiteConfig) -> Corpus:
+def annotate(model_dir: Path, corpus: Corpus, progress: Progress | None = None) -> Corpus:
     from site_agent.annotate import machine_annotate
 
-    return machine_annotate(model_dir, corpus, device=config.device)
+    annotated: Corpus = machine_annotate(model_dir, corpus, progress=progress)
+    return annotated
 
 
 def adapt(
-    texts: list[str],
-    section: AdaptSection,
-    config: SiteConfig,
-    out_dir: Path,
-    progress: Progress | None,
+    texts: list[str], section: AdaptSection, out_dir: Path, progress: Progress | None
 ) -> Path:
     """LoRA/QLoRA-adapt the generator; returns the adapter folder."""
     from site_agent.adapt import AdaptSettings, adapt_generator
 
-    settings = AdaptSettings(
-        lora_r=section.lora_r,
-        lora_alpha=section.lora_alpha,
-        lora_dropout=section.lora_dropout,
-        weight_decay=section.weight_decay,
-        learning_rate=section.learning_rate,
-        batch_size=section.batch_size,
-        epochs=section.epochs,
-        max_steps=section.max_steps,
-        max_length=section.max_length,
-        quantization=section.quantization,
-        seed=section.seed,
-        device=config.device,
-    )
+    settings = AdaptSettings(**section.model_dump(exclude={"base_model"}))
     result = adapt_generator(
         texts, model_reference(section.base_model), settings, out_dir, progress
     )

@@ -55,15 +55,14 @@ def train_and_compare(
         validation,
         config.annotator.base_model,
         config.annotator.training,
-        config,
         out_dir / "model",
         progress,
     )
     test = read_corpus(inputs["split.test"])
     blind = without_spans(test)
     evaluations = {
-        "gold": evaluate(test, engines.annotate(inputs["annotator.model"], blind, config)),
-        "synthetic": evaluate(test, engines.annotate(trained.model_dir, blind, config)),
+        "gold": evaluate(test, engines.annotate(inputs["annotator.model"], blind, progress)),
+        "synthetic": evaluate(test, engines.annotate(trained.model_dir, blind, progress)),
     }
     for name, evaluation in evaluations.items():
         atomic_write_text(out_dir / f"evaluation_{name}.json", evaluation.model_dump_json(indent=2))
