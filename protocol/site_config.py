@@ -136,9 +136,14 @@ class GenerationSection(ProtocolModel):
 
 
 class AuditSection(ProtocolModel):
-    """The privacy audit's policy; the keys are those of the audit's ``AuditPolicy``."""
+    """The privacy audit: its policy (the keys of the audit's ``AuditPolicy``) and canaries.
+
+    ``canaries`` unique fake identifiers are planted as PII in the generator's training text;
+    the audit then checks that none of them comes back in the synthetic corpus.
+    """
 
     policy: dict[str, Any] = Field(default_factory=dict)
+    canaries: int = Field(0, ge=0)
 
 
 class ExportSection(ProtocolModel):

@@ -15,7 +15,7 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from shared.errors import ExportRefusedError, QualityGateError
 from shared.provenance import sha256_file
-from site_agent.pseudonymise.records import read_surrogates, sensitive_surfaces
+from site_agent.pseudonymise.records import read_surrogates
 from site_agent.stages import engines
 from site_agent.stages.base import Stage, StageContext, StageOutput
 
@@ -34,20 +34,18 @@ def audited_corpus_file(out_dir: Path, report: AuditReport) -> Path:
 
 
 def audit_synthetic(
-    real_path: Path,
-    seen_path: Path,
-    surrogates_path: Path,
-    synthetic_path: Path,
-    policy: dict[str, Any],
-    out_dir: Path,
+    inputs: dict[str, Path], config: SiteConfig, out_dir: Path
 ) -> tuple[AuditReport, Path]:
-    """Audit ``synthetic_path`` against the training text; return the report and its corpus."""
+    """Audit the annotated synthetic corpus against the gold training split."""
+    records = read_surrogates(inputs["pseudonymise.surrogates"])
+    canaries = inputs["pseudonymise.canaries"]
     report = engines.audit(
-        real=read_corpus(real_path),
-        seen=read_corpus(seen_path),
-        synthetic=read_corpus(synthetic_path),
-        policy=policy,
-        sensitive=sensitive_surfaces(read_surrogates(surrogates_path)),
+        real=read_corpus(inputs["split.train"]),
+        synthetic=read_corpus(inputs["annotate.corpus"]),
+        policy=config.audit.policy,
+        surrogates=sorted({(r.label, r.surrogate) for r in records if r.surrogate != r.original}),
+        canaries=canaries if canaries.stat().st_size else None,
+        tokenizer=engines.model_reference(config.adapt.base_model),
         out_dir=out_dir,
     )
     if report is None:
@@ -62,18 +60,11 @@ def audit_synthetic(
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
-    return {"audit": config.audit}
+    return {"audit": config.audit, "tokenizer": config.adapt.base_model}
 
 
 def _run(ctx: StageContext) -> StageOutput:
-    report, corpus = audit_synthetic(
-        ctx.inputs["split.train"],
-        ctx.inputs["pseudonymise.train"],
-        ctx.inputs["pseudonymise.surrogates"],
-        ctx.inputs["annotate.corpus"],
-        ctx.config.audit.policy,
-        ctx.stage_dir,
-    )
+    report, corpus = audit_synthetic(dict(ctx.inputs), ctx.config, ctx.stage_dir)
     if not report.passed:
         raise QualityGateError(
             f"privacy audit failed rule(s) {list(report.failed_rules)}; see "
@@ -90,6 +81,11 @@ STAGE = Stage(
     name="audit",
     run=_run,
     settings=_settings,
-    inputs=("split.train", "pseudonymise.train", "pseudonymise.surrogates", "annotate.corpus"),
+    inputs=(
+        "split.train",
+        "pseudonymise.surrogates",
+        "pseudonymise.canaries",
+        "annotate.corpus",
+    ),
     description="n-gram privacy audit (gates export)",
 )

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.progress import Progress
 
 from protocol import Corpus
 from protocol.audit import AuditReport
 from protocol.site_config import AdaptSection, EncoderTraining, GenerationSection, SiteConfig
+from shared.errors import ConfigError
 
 
 def model_reference(name_or_path: str) -> str:
@@ -108,20 +110,45 @@ def generate(
 
 def audit(
     real: Corpus,
-    seen: Corpus,
     synthetic: Corpus,
     policy: dict[str, Any],
-    sensitive: dict[str, tuple[str, ...]],
+    surrogates: list[tuple[str, str]],
+    canaries: Path | None,
+    tokenizer: str,
     out_dir: Path,
 ) -> AuditReport | None:
     """Run the privacy audit; None when the audit package is not installed.
 
-    ``real`` is the gold training split, ``seen`` the pseudonymised text the generator was
-    adapted on, ``sensitive`` the original and surrogate PII surfaces for the PII echo.
+    ``real`` is the gold training split (its spans are the real PII); the surrogates the
+    generator saw instead are searched too, as ``(label, surface)`` pairs. N-grams are counted
+    in the generator's tokens, as in the seed study.
     """
     try:
         from site_agent.audit import AuditPolicy, run_audit
     except ImportError:
         return None
-    report: AuditReport = run_audit(real, synthetic, AuditPolicy(**policy), out_dir)
+    from protocol.audit import CanarySet  # type: ignore[attr-defined,unused-ignore]
+
+    try:
+        parsed = AuditPolicy.model_validate(policy)
+    except ValidationError as exc:
+        raise ConfigError(
+            "invalid audit policy in the site config",
+            problems=[
+                f"[audit -> policy -> {' -> '.join(map(str, e['loc']))}] {e['msg']}"
+                for e in exc.errors()
+            ],
+        ) from None
+    planted = CanarySet.model_validate_json(canaries.read_text()) if canaries else None
+    report: AuditReport = run_audit(
+        real, synthetic, parsed, out_dir,
+        extra_pii_surfaces=surrogates, canaries=planted, tokenizer=tokenizer,
+    )  # fmt: skip
     return report
+
+
+def plant_canaries(corpus: Corpus, k: int, seed: int, locale: str) -> tuple[Corpus, Any]:
+    """``corpus`` with ``k`` fake identifiers planted as PII spans, and the CanarySet."""
+    from site_agent.audit.canaries import plant_canaries as plant
+
+    return plant(corpus, k, seed=seed, locale=locale)

@@ -18,6 +18,7 @@ from protocol.site_config import (
 from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import ExportRefusedError, QualityGateError
 from shared.provenance import sha256_file
+from site_agent.pseudonymise.records import SurrogateRecord, write_surrogates
 from site_agent.stages import audit as audit_stage
 from site_agent.stages import engines
 from site_agent.stages.base import StageContext
@@ -123,12 +124,22 @@ def test_amount_planning(
 @pytest.fixture
 def audit_inputs(tmp_path: Path) -> dict[str, Path]:
     paths = {}
-    for key in ("split.train", "pseudonymise.train", "annotate.corpus"):
+    for key in ("split.train", "annotate.corpus"):
         paths[key] = tmp_path / f"{key}.jsonl"
         write_corpus(_corpus(3, prefix=key[:2]), paths[key])
     paths["pseudonymise.surrogates"] = tmp_path / "surrogates.jsonl"
-    paths["pseudonymise.surrogates"].write_text("")
+    write_surrogates(
+        [SurrogateRecord(doc_id="d0", label="PER", original="Ana", surrogate="Eva")],
+        paths["pseudonymise.surrogates"],
+    )
+    paths["pseudonymise.canaries"] = tmp_path / "canaries.json"
+    paths["pseudonymise.canaries"].write_text("")
     return paths
+
+
+@pytest.fixture(autouse=True)
+def _no_model_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engines, "model_reference", lambda name: "tok")
 
 
 def _ctx(tmp_path: Path, inputs: dict[str, Path]) -> StageContext:
@@ -139,7 +150,8 @@ def _ctx(tmp_path: Path, inputs: dict[str, Path]) -> StageContext:
 
 
 def _fake_audit(passed: bool):  # type: ignore[no-untyped-def]
-    def run(real, seen, synthetic, policy, sensitive, out_dir):  # type: ignore[no-untyped-def]
+    def run(real, synthetic, policy, surrogates, canaries, tokenizer, out_dir):  # type: ignore[no-untyped-def]
+        assert surrogates == [("PER", "Eva")] and canaries is None and tokenizer == "tok"
         kept = out_dir / "synthetic.audited.jsonl"
         write_corpus(synthetic, kept)
         return AuditReport(
