@@ -18,6 +18,7 @@ from protocol import Corpus
 from protocol.audit import AuditReport
 from protocol.site_config import AdaptSection, EncoderTraining, GenerationSection, SiteConfig
 from shared.errors import ConfigError
+from site_agent.progress import ProgressBars
 
 
 def model_reference(name_or_path: str) -> str:
@@ -45,8 +46,9 @@ def train_encoder(
     from site_agent.annotate import AnnotatorSettings, train_annotator
 
     settings = AnnotatorSettings(**training.model_dump())
+    bars = ProgressBars(progress)
     result = train_annotator(
-        train, validation, model_reference(base_model), settings, out_dir, progress
+        train, validation, model_reference(base_model), settings, out_dir, bars.phase
     )
     metrics = result.best_metrics
     return TrainedEncoder(Path(result.model_dir), metrics.model_dump() if metrics else None)
@@ -62,7 +64,7 @@ def check_quality(metrics: dict[str, Any] | None, min_recall: float) -> None:
 def annotate(model_dir: Path, corpus: Corpus, progress: Progress | None = None) -> Corpus:
     from site_agent.annotate import machine_annotate
 
-    annotated: Corpus = machine_annotate(model_dir, corpus, progress=progress)
+    annotated: Corpus = machine_annotate(model_dir, corpus, progress=ProgressBars(progress).phase)
     return annotated
 
 
@@ -103,8 +105,9 @@ def generate(
         seed=section.seed,
         device=config.device,
     )
+    bars = ProgressBars(progress, "generated notes")
     return generate_corpus(
-        prompts, model_reference(base_model), adapter_dir, settings, out_path, progress
+        prompts, model_reference(base_model), adapter_dir, settings, out_path, bars.count
     )
 
 

@@ -57,7 +57,7 @@ def site(meddocan_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
             "annotator": {
                 "base_model": str(encoder),
                 "min_validation_recall": 0.0,
-                "training": {"epochs": 1, "batch_size": 8, "max_steps": 3},
+                "training": {"epochs": 1, "batch_size": 8},
             },
             "adapt": {
                 "base_model": str(generator),
