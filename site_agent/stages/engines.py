@@ -75,8 +75,9 @@ def adapt(
     from site_agent.adapt import AdaptSettings, adapt_generator
 
     settings = AdaptSettings(**section.model_dump(exclude={"base_model"}))
+    bars = ProgressBars(progress, "adapt steps")
     result = adapt_generator(
-        texts, model_reference(section.base_model), settings, out_dir, progress
+        texts, model_reference(section.base_model), settings, out_dir, bars.count
     )
     return Path(result.adapter_dir)
 
