@@ -1,4 +1,9 @@
-"""The privacy audit's verdict, as the export gate and the coordinator read it."""
+"""The privacy audit's verdict, as the export gate and the coordinator read it.
+
+Nothing here carries real text: figures, thresholds, document ids and hashes only, so the
+report can leave the site inside the export bundle. Canary records (``canaries.json``) hold
+fake identifiers only and stay on the site.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +14,19 @@ from pydantic import Field
 
 from protocol.base import SCHEMA_VERSION, ProtocolModel
 
+Comparison = Literal["<=", "<", ">=", ">", "=="]
+
 
 class RuleResult(ProtocolModel):
     """One policy rule: the measured value, the threshold, and whether it held."""
 
     name: str
-    measured: float
+    measured: float | None
     threshold: float
-    comparison: Literal["<=", "<", ">=", ">", "=="] = "<="
+    comparison: Comparison = "<="
     passed: bool
     explanation: str = ""
+    metric: str = ""
 
 
 class AuditReport(ProtocolModel):
@@ -26,6 +34,8 @@ class AuditReport(ProtocolModel):
 
     ``audited_corpus_sha256`` is the SHA-256 of the corpus file the verdict covers (the
     filtered corpus the audit wrote); the export gate refuses any other file.
+    ``measures`` holds each measure's figures before and after filtering
+    (``{"<measure>": {"before": {...}, "after": {...}}}``).
     """
 
     schema_version: str = SCHEMA_VERSION
@@ -38,10 +48,43 @@ class AuditReport(ProtocolModel):
     n_input_documents: int
     n_kept_documents: int
     dropped_by_reason: dict[str, int] = Field(default_factory=dict)
+    flagged_by_reason: dict[str, int] = Field(default_factory=dict)
     measures: dict[str, Any] = Field(default_factory=dict)
     rules: tuple[RuleResult, ...] = ()
+    skipped_rules: tuple[str, ...] = ()
+    policy_name: str = "default"
+    policy: dict[str, Any] = Field(default_factory=dict)
+    audited_corpus_file: str = ""
+    timings_s: dict[str, float] = Field(default_factory=dict)
     passed: bool
 
     @property
     def failed_rules(self) -> tuple[str, ...]:
         return tuple(r.name for r in self.rules if not r.passed)
+
+
+CanaryKind = Literal["name", "id", "phone", "date"]
+
+
+class Canary(ProtocolModel):
+    """A unique fake identifier planted as a gold PII span in a copy of the training corpus."""
+
+    value: str = Field(min_length=1)
+    kind: CanaryKind
+    label: str
+    document_id: str
+    start: int
+    end: int
+
+
+class CanarySet(ProtocolModel):
+    """``canaries.json``: what was planted where, and in which corpus copy (by hash)."""
+
+    schema_version: str = SCHEMA_VERSION
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    tool_version: str
+    seed: int
+    locale: str
+    source_corpus_sha256: str
+    planted_corpus_sha256: str
+    canaries: tuple[Canary, ...]

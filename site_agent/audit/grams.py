@@ -1,0 +1,144 @@
+"""n-grams as 64-bit hashes, and the table of real n-grams that every overlap measure shares.
+
+An n-gram is n consecutive tokens of one document (windows never cross documents). The
+:class:`GramTable` for one n holds the unique n-grams R of the real corpus (sorted hashes),
+which of them overlap a gold PII span (R*), and every occurrence of an R n-gram in the real
+and the synthetic corpus as (document, column) pairs. n-gram recall, ROUGE-N and the sensitive
+n-gram filter are all computed from it, with hash-table lookups instead of pairwise loops.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from site_agent.audit.tokens import U64, TokenStream, mix64
+
+_GRAM_BASE = U64(0x9E3779B97F4A7C15)
+_SLICE = 1 << 22
+
+
+@dataclass(frozen=True)
+class NgramSlice:
+    """n-gram hashes of a run of windows, with their document and PII flag."""
+
+    hashes: np.ndarray
+    docs: np.ndarray
+    sensitive: np.ndarray | None
+
+
+def _combine(tokens: np.ndarray, n: int, count: int) -> np.ndarray:
+    gram = tokens[:count].copy()
+    for offset in range(1, n):
+        gram = gram * _GRAM_BASE + tokens[offset : offset + count]
+    return mix64(gram + U64(n))
+
+
+def ngrams_of(tokens: np.ndarray, n: int) -> np.ndarray:
+    """The n-gram hashes of one token sequence (one document)."""
+    count = len(tokens) - n + 1
+    if count <= 0:
+        return np.zeros(0, dtype=U64)
+    return _combine(tokens, n, count)
+
+
+def iter_ngrams(stream: TokenStream, n: int, slice_size: int = _SLICE) -> Iterator[NgramSlice]:
+    """Every n-gram of ``stream`` in order, in slices that bound the memory used."""
+    starts = stream.n_tokens - n + 1
+    if starts <= 0:
+        return
+    doc_of = stream.doc_of_token
+    pii_prefix = None
+    if stream.in_pii is not None:
+        pii_prefix = np.concatenate([[0], np.cumsum(stream.in_pii, dtype=np.int64)])
+    for begin in range(0, starts, slice_size):
+        end = min(begin + slice_size, starts)
+        count = end - begin
+        window = stream.hashes[begin : end + n - 1]
+        valid = doc_of[begin:end] == doc_of[begin + n - 1 : end + n - 1]
+        sensitive = None
+        if pii_prefix is not None:
+            sensitive = (pii_prefix[begin + n : end + n] - pii_prefix[begin:end] > 0)[valid]
+        yield NgramSlice(_combine(window, n, count)[valid], doc_of[begin:end][valid], sensitive)
+
+
+def windows_per_doc(stream: TokenStream, n: int) -> np.ndarray:
+    return np.maximum(stream.lengths - n + 1, 0)
+
+
+@dataclass(frozen=True)
+class GramTable:
+    """Real n-grams (the vocabulary) and where they occur in both corpora."""
+
+    n: int
+    vocab: np.ndarray
+    sensitive: np.ndarray
+    real_docs: np.ndarray
+    real_cols: np.ndarray
+    synth_docs: np.ndarray
+    synth_cols: np.ndarray
+    n_real: int
+    n_synth: int
+
+    @functools.cached_property
+    def real_totals(self) -> np.ndarray:
+        """n-grams per real document, counted with repetition (ROUGE-N denominators)."""
+        return np.bincount(self.real_docs, minlength=self.n_real)
+
+    @functools.cached_property
+    def real_counts(self) -> sparse.csr_matrix:
+        return _counts(self.real_docs, self.real_cols, (self.n_real, len(self.vocab)))
+
+    @functools.cached_property
+    def synth_counts(self) -> sparse.csr_matrix:
+        return _counts(self.synth_docs, self.synth_cols, (self.n_synth, len(self.vocab)))
+
+    def synth_hits(self, kept: np.ndarray | None = None) -> np.ndarray:
+        """Columns of the real n-grams found in the (kept) synthetic documents."""
+        found = np.zeros(len(self.vocab), dtype=bool)
+        cols = self.synth_cols if kept is None else self.synth_cols[kept[self.synth_docs]]
+        found[cols] = True
+        return found
+
+
+def _counts(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> sparse.csr_matrix:
+    ones = np.ones(len(rows), dtype=np.int32)
+    matrix = sparse.csr_matrix((ones, (rows, cols)), shape=shape)
+    matrix.sum_duplicates()
+    return matrix
+
+
+def build_gram_table(real: TokenStream, synthetic: TokenStream, n: int) -> GramTable:
+    """Collect the real n-grams, then look every synthetic n-gram up in them (hash table)."""
+    pieces = list(iter_ngrams(real, n))
+    hashes = np.concatenate([p.hashes for p in pieces]) if pieces else np.zeros(0, dtype=U64)
+    real_docs = np.concatenate([p.docs for p in pieces]) if pieces else np.zeros(0, np.int32)
+    vocab, inverse = np.unique(hashes, return_inverse=True)
+    sensitive = np.zeros(len(vocab), dtype=bool)
+    if real.in_pii is not None and pieces:
+        flags = np.concatenate([p.sensitive for p in pieces if p.sensitive is not None])
+        sensitive[inverse[flags]] = True
+    index = pd.Index(vocab)
+    synth_docs: list[np.ndarray] = []
+    synth_cols: list[np.ndarray] = []
+    for piece in iter_ngrams(synthetic, n):
+        cols = index.get_indexer(piece.hashes)
+        hit = cols >= 0
+        synth_docs.append(piece.docs[hit])
+        synth_cols.append(cols[hit].astype(np.int32))
+    return GramTable(
+        n=n,
+        vocab=vocab,
+        sensitive=sensitive,
+        real_docs=real_docs,
+        real_cols=inverse.astype(np.int32),
+        synth_docs=np.concatenate(synth_docs) if synth_docs else np.zeros(0, np.int32),
+        synth_cols=np.concatenate(synth_cols) if synth_cols else np.zeros(0, np.int32),
+        n_real=real.n_docs,
+        n_synth=synthetic.n_docs,
+    )

@@ -1,0 +1,61 @@
+"""Corpus n-gram recall |R ∩ S| / |R| and its PII-sensitive variant over R* ⊆ R.
+
+R is the set of unique n-grams of the real training corpus, S that of the synthetic corpus,
+and R* the n-grams of R that overlap a gold PII span in at least one occurrence. Computed for
+every n of the policy and every unit (words; the generator's tokens when a tokenizer is given).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from site_agent.audit.context import AuditContext
+from site_agent.audit.grams import GramTable
+from site_agent.audit.registry import register_measure
+
+
+def _ratio(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def recall_figures(table: GramTable, kept: np.ndarray) -> dict[str, Any]:
+    found = table.synth_hits(kept)
+    shared, shared_sensitive = int(found.sum()), int(found[table.sensitive].sum())
+    real, real_sensitive = len(table.vocab), int(table.sensitive.sum())
+    return {
+        "real_ngrams": real,
+        "shared_ngrams": shared,
+        "recall": _ratio(shared, real),
+        "real_sensitive_ngrams": real_sensitive,
+        "shared_sensitive_ngrams": shared_sensitive,
+        "sensitive_recall": _ratio(shared_sensitive, real_sensitive),
+    }
+
+
+def docs_with_sensitive_ngrams(table: GramTable) -> np.ndarray:
+    """Synthetic documents that contain at least one n-gram of R*."""
+    flagged = np.zeros(table.n_synth, dtype=bool)
+    flagged[table.synth_docs[table.sensitive[table.synth_cols]]] = True
+    return flagged
+
+
+@dataclass(frozen=True)
+class NgramRecallResult:
+    tables: dict[tuple[str, int], GramTable]
+
+    def figures(self, kept: np.ndarray) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for (unit, n), table in sorted(self.tables.items()):
+            out.setdefault(unit, {})[str(n)] = recall_figures(table, kept)
+        return out
+
+
+@register_measure("ngram_recall")
+def measure_ngram_recall(context: AuditContext) -> NgramRecallResult:
+    sizes = context.policy.ngram_recall.sizes
+    return NgramRecallResult(
+        {(unit, n): context.gram_table(unit, n) for unit in context.units for n in sizes}
+    )

@@ -1,0 +1,252 @@
+"""The audit policy: what is measured, which documents are dropped, and which rules must hold.
+
+A policy file (TOML or JSON) overrides any field of :class:`AuditPolicy`; unknown fields are
+refused with the field named. The defaults follow the papers the toolkit builds on: n-gram
+recall for n = 3, 5, 10 (corpus level, all and PII-overlapping n-grams), ROUGE-3/5 recall
+against BM25-nearest real documents (k1 = 1.2, b = 0.75), and near-duplicate removal at
+similarity >= 0.90.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from protocol.audit import Comparison
+from shared.errors import ConfigError
+from shared.validation_messages import validation_lines
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class NgramRecallSettings(_Settings):
+    """Corpus n-gram recall |R ∩ S| / |R| (and over R*, the n-grams overlapping gold PII)."""
+
+    sizes: tuple[int, ...] = (3, 5, 10)
+
+    @field_validator("sizes")
+    @classmethod
+    def _positive(cls, sizes: tuple[int, ...]) -> tuple[int, ...]:
+        if not sizes or min(sizes) < 1:
+            raise ValueError(f"n-gram sizes must be >= 1 and non-empty, got {sizes}")
+        return tuple(sorted(set(sizes)))
+
+
+class NearestRealSettings(_Settings):
+    """BM25 retrieval of the nearest real documents and ROUGE-N recall against them."""
+
+    top_k: int = Field(3, ge=1, description="BM25-nearest real documents per synthetic one")
+    k1: float = Field(1.2, gt=0)
+    b: float = Field(0.75, ge=0, le=1)
+    max_df: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="query terms found in more than this fraction of real documents are "
+        "left out of BM25 ranking (their idf is near zero; keeps retrieval sparse)",
+    )
+    rouge_sizes: tuple[int, ...] = (3, 5)
+    report_pairs: int = Field(20, ge=0, description="highest-risk pairs listed in the report")
+    batch_size: int = Field(2048, ge=1)
+
+
+class DuplicateSettings(_Settings):
+    """Exact (normalised hash) and near (MinHash/LSH over word shingles) duplicates."""
+
+    threshold: float = Field(0.90, gt=0, le=1, description="Jaccard similarity of shingles")
+    shingle: int = Field(3, ge=1, description="words per shingle")
+    num_perm: int = Field(128, ge=16)
+    seed: int = 1
+    false_positive_weight: float = Field(0.1, ge=0, le=1)
+
+
+class PiiEchoSettings(_Settings):
+    """Gold PII surface strings of the real corpus searched in the synthetic corpus."""
+
+    min_chars: int = Field(
+        4,
+        ge=1,
+        description="shorter surfaces ('H', '70') are not searched: they match everywhere",
+    )
+    max_document_fraction: float = Field(
+        0.01,
+        ge=0,
+        le=1,
+        description="a surface found in the text of more than this fraction of real documents "
+        "(at least 1 document is always allowed) is common ('Madrid') and counted, not "
+        "treated as identifying",
+    )
+    require_specific: bool = Field(
+        True,
+        description="only specific surfaces identify: >= 2 words of letters, >= 5 digits, or "
+        "an e-mail address",
+    )
+    ignore_labels: tuple[str, ...] = ()
+    word_boundary: bool = True
+
+
+FilterName = Literal[
+    "exact_duplicate_real",
+    "near_duplicate_real",
+    "pii_echo",
+    "canary",
+    "sensitive_ngram",
+    "rouge_recall",
+    "exact_duplicate_synthetic",
+    "near_duplicate_synthetic",
+]
+
+
+class FilterSettings(_Settings):
+    """Which documents are dropped, in which order (a document counts under its first reason)."""
+
+    enabled: tuple[FilterName, ...] = (
+        "exact_duplicate_real",
+        "near_duplicate_real",
+        "canary",
+        "pii_echo",
+        "sensitive_ngram",
+        "rouge_recall",
+        "exact_duplicate_synthetic",
+        "near_duplicate_synthetic",
+    )
+    rouge_n: int = Field(5, ge=1)
+    rouge_threshold: float = Field(
+        0.30, ge=0, le=1, description="drop when max ROUGE-N recall against a real doc exceeds"
+    )
+    sensitive_ngram_n: int = Field(
+        10, ge=1, description="drop documents sharing a PII-overlapping n-gram with real docs"
+    )
+
+
+class PolicyRule(_Settings):
+    """``metric`` (a dotted figure name, e.g. ``ngram_recall.words.10.sensitive_recall``)
+    compared with ``threshold``; ``stage`` picks figures before or after filtering."""
+
+    name: str = Field(min_length=1)
+    metric: str = Field(min_length=1)
+    comparison: Comparison = "<="
+    threshold: float
+    stage: Literal["before", "after"] = "after"
+    required: bool = Field(
+        True, description="if false, the rule is skipped when its figure was not measured"
+    )
+    description: str = ""
+
+
+DEFAULT_RULES: tuple[PolicyRule, ...] = (
+    PolicyRule(
+        name="sensitive_10gram_recall_words",
+        metric="ngram_recall.words.10.sensitive_recall",
+        comparison="==",
+        threshold=0.0,
+        description="no 10-word run overlapping gold PII of the real corpus is reproduced",
+    ),
+    PolicyRule(
+        name="sensitive_5gram_recall_words",
+        metric="ngram_recall.words.5.sensitive_recall",
+        threshold=0.05,
+        description="few PII-overlapping 5-word runs of the real corpus are reproduced",
+    ),
+    PolicyRule(
+        name="sensitive_10gram_recall_tokens",
+        metric="ngram_recall.tokens.10.sensitive_recall",
+        comparison="==",
+        threshold=0.0,
+        required=False,
+        description="as above over the generator's tokens (when a tokenizer is given)",
+    ),
+    PolicyRule(
+        name="identifying_pii_echo",
+        metric="pii_echo.identifying_documents",
+        comparison="==",
+        threshold=0.0,
+        description="no synthetic document contains an identifying gold PII string",
+    ),
+    PolicyRule(
+        name="max_rouge5_recall",
+        metric="nearest_real.rouge_5.max",
+        threshold=0.30,
+        description="no synthetic document reproduces much of one real document",
+    ),
+    PolicyRule(
+        name="exact_duplicates_of_real",
+        metric="duplicates.exact_real_documents",
+        comparison="==",
+        threshold=0.0,
+        description="no synthetic document is a copy of a real one",
+    ),
+    PolicyRule(
+        name="near_duplicates_of_real",
+        metric="duplicates.near_real_documents",
+        comparison="==",
+        threshold=0.0,
+        description="no synthetic document is a near-copy of a real one",
+    ),
+    PolicyRule(
+        name="canaries_in_export",
+        metric="canaries.found",
+        comparison="==",
+        threshold=0.0,
+        required=False,
+        description="no planted canary reaches the export (when canaries were planted)",
+    ),
+    PolicyRule(
+        name="kept_documents",
+        metric="corpus.kept_documents",
+        comparison=">=",
+        threshold=1.0,
+        description="the export is not empty",
+    ),
+)
+
+
+class AuditPolicy(_Settings):
+    """Every setting of the audit; its digest is stamped into ``audit.json``."""
+
+    name: str = "default"
+    measures: tuple[str, ...] = (
+        "ngram_recall",
+        "nearest_real",
+        "duplicates",
+        "pii_echo",
+        "canaries",
+    )
+    ngram_recall: NgramRecallSettings = NgramRecallSettings()
+    nearest_real: NearestRealSettings = NearestRealSettings()
+    duplicates: DuplicateSettings = DuplicateSettings()
+    pii_echo: PiiEchoSettings = PiiEchoSettings()
+    filters: FilterSettings = FilterSettings()
+    rules: tuple[PolicyRule, ...] = DEFAULT_RULES
+
+    @field_validator("rules")
+    @classmethod
+    def _unique_rule_names(cls, rules: tuple[PolicyRule, ...]) -> tuple[PolicyRule, ...]:
+        names = [r.name for r in rules]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"rule names must be unique; repeated: {repeated}")
+        return rules
+
+
+def load_policy(path: Path | None) -> AuditPolicy:
+    """Read a TOML or JSON policy file; ``None`` gives the default policy."""
+    if path is None:
+        return AuditPolicy()
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such policy file; fix: check the --policy path")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot parse the policy file: {exc}") from exc
+    try:
+        return AuditPolicy.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: invalid audit policy", problems=validation_lines(exc)) from exc

@@ -1,0 +1,81 @@
+"""Slow, obviously correct definitions of the audit's measures, on Python strings and sets.
+
+The fast measures are tested against these on random small corpora, and the scale benchmark
+times :func:`naive_max_rouge` (every real/synthetic pair) to show what the fast path saves.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from protocol import Document
+from site_agent.audit.tokens import is_word_char, lower_keep_length
+
+
+def word_spans(text: str) -> list[tuple[str, int, int]]:
+    """(word, start, end) for every word, by the same character rule as the fast tokenizer."""
+    lowered = lower_keep_length(text)
+    out, start = [], None
+    for index, char in enumerate([*lowered, " "]):
+        if index < len(lowered) and is_word_char(char):
+            start = index if start is None else start
+        elif start is not None:
+            out.append((lowered[start:index], start, index))
+            start = None
+    return out
+
+
+def words(text: str) -> list[str]:
+    return [w for w, _, _ in word_spans(text)]
+
+
+def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
+    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+
+
+def real_ngram_sets(
+    real: Sequence[Document], n: int
+) -> tuple[set[tuple[str, ...]], set[tuple[str, ...]]]:
+    """R (all unique n-grams) and R* (those with a word overlapping a gold span)."""
+    everything: set[tuple[str, ...]] = set()
+    sensitive: set[tuple[str, ...]] = set()
+    for doc in real:
+        spans = word_spans(doc.text)
+        for i in range(len(spans) - n + 1):
+            window = spans[i : i + n]
+            gram = tuple(w for w, _, _ in window)
+            everything.add(gram)
+            if any(ws < s.end and s.start < we for _, ws, we in window for s in doc.spans):
+                sensitive.add(gram)
+    return everything, sensitive
+
+
+def corpus_recall(
+    real: Sequence[Document], synthetic: Sequence[Document], n: int
+) -> tuple[float, float]:
+    """(|R ∩ S| / |R|, |R* ∩ S| / |R*|), 0 where the denominator is empty."""
+    everything, sensitive = real_ngram_sets(real, n)
+    synth = {g for doc in synthetic for g in ngrams(words(doc.text), n)}
+    recall = len(everything & synth) / len(everything) if everything else 0.0
+    sensitive_recall = len(sensitive & synth) / len(sensitive) if sensitive else 0.0
+    return recall, sensitive_recall
+
+
+def rouge_n_recall(real_text: str, synthetic_text: str, n: int) -> float:
+    reference = Counter(ngrams(words(real_text), n))
+    candidate = Counter(ngrams(words(synthetic_text), n))
+    total = sum(reference.values())
+    if not total:
+        return 0.0
+    return sum(min(count, candidate[g]) for g, count in reference.items()) / total
+
+
+def naive_max_rouge(real: Sequence[Document], synthetic: Sequence[Document], n: int) -> list[float]:
+    """max over every real document of ROUGE-N recall, per synthetic document (all pairs)."""
+    return [max((rouge_n_recall(r.text, s.text, n) for r in real), default=0.0) for s in synthetic]
+
+
+def jaccard(a_text: str, b_text: str, shingle: int) -> float:
+    a, b = set(ngrams(words(a_text), shingle)), set(ngrams(words(b_text), shingle))
+    return len(a & b) / len(a | b) if a | b else 0.0

@@ -1,0 +1,205 @@
+"""``audit.json`` for machines and ``audit.md`` for the site's privacy officer.
+
+Both carry figures, thresholds, document ids and hashes only, never text of real documents.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from protocol.audit import AuditReport
+from shared.atomic import atomic_write_text
+from site_agent.audit.filters import EXPLANATIONS
+
+AUDIT_JSON = "audit.json"
+AUDIT_MD = "audit.md"
+
+METHOD = """\
+## What was measured
+
+- **n-gram recall** (corpus level): the share of the distinct n-grams of the real training
+  corpus (R) that also occur anywhere in the synthetic corpus, |R ∩ S| / |R|. The *sensitive*
+  variant counts only the n-grams that overlap a gold PII span (R*). Words are lower-cased runs
+  of letters and digits; "tokens" are the generator's own sub-word tokens.
+- **Nearest real documents**: for each synthetic document, the most similar real documents by
+  BM25 (k1 = {k1}, b = {b}), plus every real document that could share more than the ROUGE
+  threshold with it; then ROUGE-N recall: the share of that real document's n-grams that the
+  synthetic document reproduces (1.0 = the real document is copied entirely).
+- **Duplicates**: exact (same words in the same order, ignoring case and punctuation) and near
+  (Jaccard similarity >= {dup} of {shingle}-word shingles, MinHash/LSH then exact check).
+- **PII echo**: every gold PII string of the real corpus (at least {min_chars} characters,
+  whole words, case-insensitive) searched in the synthetic corpus. A string that is PII in
+  many real documents (e.g. a city) is counted but not treated as identifying.
+- **Canaries** (when planted): unique fake identifiers planted in the training copy; any that
+  reappear show memorisation.
+
+*Before* = the synthetic corpus as generated; *after* = the audited corpus that may be exported.
+"""
+
+
+def write_report(report: AuditReport, out_dir: Path) -> None:
+    atomic_write_text(out_dir / AUDIT_JSON, report.model_dump_json(indent=2) + "\n")
+    atomic_write_text(out_dir / AUDIT_MD, render_markdown(report))
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _rules(report: AuditReport) -> list[str]:
+    rows = [
+        [
+            r.name,
+            r.metric,
+            r.measured,
+            f"{r.comparison} {r.threshold:g}",
+            "pass" if r.passed else "**FAIL**",
+        ]
+        for r in report.rules
+    ]
+    header = ["rule", "figure (after filtering)", "measured", "required", "result"]
+    lines = ["## Rules", "", *_table(header, rows)]
+    if report.skipped_rules:
+        lines += [f"Not applicable (figure not measured): {', '.join(report.skipped_rules)}.", ""]
+    return lines
+
+
+def _dropped(report: AuditReport) -> list[str]:
+    rows = [
+        [
+            reason,
+            report.dropped_by_reason.get(reason, 0),
+            report.flagged_by_reason.get(reason, 0),
+            EXPLANATIONS.get(reason, ""),
+        ]
+        for reason in report.dropped_by_reason
+    ]
+    head = [
+        "## Documents",
+        "",
+        f"{report.n_input_documents} synthetic documents audited, {report.n_kept_documents} kept, "
+        f"{report.n_input_documents - report.n_kept_documents} dropped. A document is counted "
+        "under the first reason that dropped it; *flagged* counts every document a filter "
+        "marked.",
+        "",
+    ]
+    return head + _table(["reason", "dropped", "flagged", "meaning"], rows)
+
+
+def _ngram(measures: dict[str, Any]) -> list[str]:
+    if "ngram_recall" not in measures:
+        return []
+    before, after = measures["ngram_recall"]["before"], measures["ngram_recall"]["after"]
+    rows = [
+        [
+            unit,
+            n,
+            fig["real_ngrams"],
+            fig["recall"],
+            after[unit][n]["recall"],
+            fig["sensitive_recall"],
+            after[unit][n]["sensitive_recall"],
+        ]
+        for unit, by_n in before.items()
+        for n, fig in by_n.items()
+    ]
+    header = [
+        "unit",
+        "n",
+        "real n-grams",
+        "recall before",
+        "recall after",
+        "sensitive before",
+        "sensitive after",
+    ]
+    return ["## n-gram recall", "", *_table(header, rows)]
+
+
+def _nearest(measures: dict[str, Any]) -> list[str]:
+    if "nearest_real" not in measures:
+        return []
+    before, after = measures["nearest_real"]["before"], measures["nearest_real"]["after"]
+    sizes = [k for k in before if k.startswith("rouge_")]
+    rows = [
+        [k, before[k]["mean"], before[k]["max"], after[k]["mean"], after[k]["max"]] for k in sizes
+    ]
+    lines = ["## Nearest real documents (max ROUGE-N recall per synthetic document)", ""]
+    lines += _table(["measure", "mean before", "max before", "mean after", "max after"], rows)
+    pairs = after["highest_risk_pairs"]
+    if pairs:
+        lines += ["Highest-risk pairs still in the export (ids only):", ""]
+        keys = list(pairs[0])
+        lines += _table(keys, [[p[k] for k in keys] for p in pairs])
+    return lines
+
+
+def _flat_section(title: str, name: str, measures: dict[str, Any]) -> list[str]:
+    if name not in measures:
+        return []
+    before, after = measures[name]["before"], measures[name]["after"]
+    rows = [[k, before[k], after[k]] for k in before if not isinstance(before[k], dict | list)]
+    lines = [f"## {title}", "", *_table(["figure", "before", "after"], rows)]
+    if name == "pii_echo":
+        by_label = [
+            [
+                label,
+                v["occurrences"],
+                v["identifying_occurrences"],
+                after["by_label"][label]["identifying_occurrences"],
+            ]
+            for label, v in before["by_label"].items()
+            if v["occurrences"]
+        ]
+        if by_label:
+            lines += _table(
+                ["label", "echoes before", "identifying before", "identifying after"], by_label
+            )
+    return lines
+
+
+def render_markdown(report: AuditReport) -> str:
+    verdict = "PASSED" if report.passed else "FAILED: " + ", ".join(report.failed_rules)
+    policy = report.policy
+    lines = [
+        "# Privacy audit of a synthetic corpus",
+        "",
+        f"**Verdict: {verdict}**",
+        "",
+        f"- date: {report.created_at:%Y-%m-%d %H:%M} UTC; tool version {report.tool_version}",
+        f"- policy: {report.policy_name} (config digest `{report.config_digest[:16]}…`)",
+        f"- real training corpus: sha256 `{report.real_corpus_sha256[:16]}…`",
+        f"- synthetic corpus audited: sha256 `{report.input_corpus_sha256[:16]}…`",
+        f"- exportable corpus `{report.audited_corpus_file}`: "
+        f"sha256 `{report.audited_corpus_sha256}`",
+        "",
+    ]
+    lines += _rules(report) + _dropped(report) + _ngram(report.measures) + _nearest(report.measures)
+    lines += _flat_section("Duplicates", "duplicates", report.measures)
+    lines += _flat_section("PII echo", "pii_echo", report.measures)
+    lines += _flat_section("Canaries", "canaries", report.measures)
+    settings = (
+        policy.get("nearest_real", {}),
+        policy.get("duplicates", {}),
+        policy.get("pii_echo", {}),
+    )
+    lines.append(
+        METHOD.format(
+            k1=settings[0].get("k1"),
+            b=settings[0].get("b"),
+            dup=settings[1].get("threshold"),
+            shingle=settings[1].get("shingle"),
+            min_chars=settings[2].get("min_chars"),
+        )
+    )
+    return "\n".join(lines)

@@ -1,0 +1,156 @@
+"""``run_audit``: measure, filter, decide, and write the audited corpus with its verdict.
+
+The phases read as the protocol they implement:
+
+1. measure every enabled measure on the full synthetic corpus;
+2. drop documents, filter by filter, in the policy's order;
+3. report every figure before and after filtering and judge each policy rule on them;
+4. write ``synthetic.audited.jsonl`` (the kept documents), then ``audit.json`` (whose hash
+   field covers that file) and ``audit.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from protocol import Corpus
+from protocol.audit import AuditReport, CanarySet
+from shared.corpus_io import write_corpus
+from shared.errors import ConfigError
+from shared.provenance import config_digest, make_provenance, sha256_file, tool_version
+from site_agent.audit.context import AuditContext, ExtraSurface
+from site_agent.audit.digest import corpus_sha256
+from site_agent.audit.policy import AuditPolicy
+from site_agent.audit.registry import FilterInput, MeasureResult, filters, measures
+from site_agent.audit.report import write_report
+from site_agent.audit.rules import evaluate, flatten
+
+AUDITED_CORPUS = "synthetic.audited.jsonl"
+log = logging.getLogger(__name__)
+
+
+def _measure(context: AuditContext, timings: dict[str, float]) -> dict[str, MeasureResult]:
+    registry = measures()
+    unknown = [m for m in context.policy.measures if m not in registry]
+    if unknown:
+        raise ConfigError(f"unknown measure(s) {unknown}; known: {sorted(registry)}")
+    results: dict[str, MeasureResult] = {}
+    for name in context.policy.measures:
+        started = time.perf_counter()
+        log.info("audit: measuring %s", name)
+        result = registry[name](context)
+        timings[name] = round(time.perf_counter() - started, 3)
+        if result is not None:
+            results[name] = result
+    return results
+
+
+def apply_filters(
+    context: AuditContext, results: dict[str, MeasureResult]
+) -> tuple[np.ndarray, dict[str, int], dict[str, int]]:
+    """(kept mask, documents dropped per first reason, documents flagged per filter)."""
+    registry = filters()
+    alive = np.ones(len(context.synthetic.documents), dtype=bool)
+    dropped: dict[str, int] = {}
+    flagged: dict[str, int] = {}
+    for name in context.policy.filters.enabled:
+        raw = registry[name](FilterInput(context, results, alive.copy()))
+        marked = raw & alive
+        flagged[name] = int(raw.sum())
+        dropped[name] = int(marked.sum())
+        alive &= ~marked
+    return alive, dropped, flagged
+
+
+def _figures(results: dict[str, MeasureResult], kept: np.ndarray) -> dict[str, Any]:
+    figures: dict[str, Any] = {name: r.figures(kept) for name, r in results.items()}
+    figures["corpus"] = {"input_documents": len(kept), "kept_documents": int(kept.sum())}
+    return figures
+
+
+def _digest(
+    policy: AuditPolicy, tokenizer: Any, extra: tuple[ExtraSurface, ...], canaries: CanarySet | None
+) -> str:
+    extra_digest = hashlib.sha256(repr(sorted(map(repr, extra))).encode()).hexdigest()
+    return config_digest(
+        {
+            "policy": policy.model_dump(mode="json"),
+            "tokenizer": None
+            if tokenizer is None
+            else str(getattr(tokenizer, "name_or_path", tokenizer)),
+            "extra_pii_surfaces_sha256": extra_digest,
+            "canaries_sha256": None if canaries is None else config_digest(canaries),
+        }
+    )
+
+
+def run_audit(
+    real: Corpus,
+    synthetic: Corpus,
+    policy: AuditPolicy,
+    out_dir: Path,
+    *,
+    extra_pii_surfaces: Iterable[ExtraSurface] = (),
+    canaries: CanarySet | None = None,
+    tokenizer: Any = None,
+) -> AuditReport:
+    """Audit ``synthetic`` against the ``real`` training corpus; write and return the report.
+
+    ``tokenizer`` is a Hugging Face fast tokenizer or the folder of one (loaded lazily);
+    ``extra_pii_surfaces`` are strings (or ``(label, string)`` pairs) searched like gold PII.
+    """
+    extra = tuple(extra_pii_surfaces)
+    context = AuditContext(
+        real, synthetic, policy, tokenizer=tokenizer, extra_pii_surfaces=extra, canaries=canaries
+    )
+    timings: dict[str, float] = {}
+    results = _measure(context, timings)
+    started = time.perf_counter()
+    kept, dropped, flagged = apply_filters(context, results)
+    timings["filters"] = round(time.perf_counter() - started, 3)
+    before = _figures(results, np.ones(len(kept), dtype=bool))
+    after = _figures(results, kept)
+    rules, skipped = evaluate(policy.rules, {"before": flatten(before), "after": flatten(after)})
+    digest = _digest(policy, tokenizer, extra, canaries)
+    input_sha = corpus_sha256(synthetic)
+    audited = Corpus(
+        documents=tuple(d for d, keep in zip(synthetic.documents, kept, strict=True) if keep),
+        labels=synthetic.labels,
+        provenance=make_provenance(
+            source=AUDITED_CORPUS,
+            source_sha256=input_sha,
+            config_digest=digest,
+            parents=(input_sha,),
+            notes={"stage": "audit", "policy": policy.name},
+        ),
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_corpus(audited, out_dir / AUDITED_CORPUS, "jsonl")
+    report = AuditReport(
+        tool_version=tool_version(),
+        config_digest=digest,
+        real_corpus_sha256=corpus_sha256(real),
+        input_corpus_sha256=input_sha,
+        audited_corpus_sha256=sha256_file(out_dir / AUDITED_CORPUS),
+        n_input_documents=len(synthetic.documents),
+        n_kept_documents=int(kept.sum()),
+        dropped_by_reason=dropped,
+        flagged_by_reason=flagged,
+        measures={name: {"before": before[name], "after": after[name]} for name in before},
+        rules=tuple(rules),
+        skipped_rules=tuple(skipped),
+        policy_name=policy.name,
+        policy=policy.model_dump(mode="json"),
+        audited_corpus_file=AUDITED_CORPUS,
+        timings_s=timings,
+        passed=all(r.passed for r in rules),
+    )
+    write_report(report, out_dir)
+    return report

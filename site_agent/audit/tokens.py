@@ -1,0 +1,289 @@
+"""Corpora as flat arrays of 64-bit token hashes, so that every measure is numpy over integers.
+
+Two units are supported. **Words** (always): maximal runs of letters, marks and digits
+(Unicode categories L*, M*, N*) of the lower-cased text; corpora from different generators
+compare on words. **Tokens** (optional): the ids of the generator's own fast tokenizer, as in
+the n-gram recall of the source paper. The word tokenizer works on UTF-8 bytes with numpy and
+never builds Python strings per word, which is what makes the 100k-document audit fast;
+:func:`reference_words` is the obviously-correct definition it is tested against.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from protocol import Document
+
+U64 = np.uint64
+_BASE = U64(0x100000001B3)  # odd, so invertible modulo 2**64
+_BASE_INV = U64(pow(0x100000001B3, -1, 1 << 64))
+_LENGTH_SALT = U64(0x9E3779B97F4A7C15)
+_TOKEN_SALT = U64(0xD6E8FEB86659FD93)
+_CHUNK_CHARS = 4_000_000
+
+
+def mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser: every output bit depends on every input bit (uint64 in/out)."""
+    x = x ^ (x >> U64(30))
+    x = x * U64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> U64(27))
+    x = x * U64(0x94D049BB133111EB)
+    return x ^ (x >> U64(31))
+
+
+@dataclass(frozen=True)
+class TokenStream:
+    """Every token of a corpus, concatenated; ``doc_offsets[d]:doc_offsets[d+1]`` is doc d.
+
+    ``in_pii`` (real corpora only) marks tokens that overlap a gold PII span.
+    """
+
+    hashes: np.ndarray
+    doc_offsets: np.ndarray
+    in_pii: np.ndarray | None = None
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_offsets) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.hashes)
+
+    @functools.cached_property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.doc_offsets)
+
+    @functools.cached_property
+    def doc_of_token(self) -> np.ndarray:
+        return np.repeat(np.arange(self.n_docs, dtype=np.int32), self.lengths)
+
+    def doc_tokens(self, doc: int) -> np.ndarray:
+        return self.hashes[self.doc_offsets[doc] : self.doc_offsets[doc + 1]]
+
+
+def lower_keep_length(text: str) -> str:
+    """Lower-case ``text`` without changing its length, so character offsets stay valid."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+@functools.cache
+def _is_word_codepoint(cp: int) -> bool:
+    return unicodedata.category(chr(cp))[0] in "LMN"
+
+
+def is_word_char(char: str) -> bool:
+    """The word-character rule of the word unit: a letter, a mark or a digit."""
+    return _is_word_codepoint(ord(char))
+
+
+def reference_words(text: str) -> list[str]:
+    """The words of ``text``, one character at a time: the oracle for :func:`word_stream`."""
+    words, current = [], []
+    for char in lower_keep_length(text):
+        if is_word_char(char):
+            current.append(char)
+        elif current:
+            words.append("".join(current))
+            current = []
+    if current:
+        words.append("".join(current))
+    return words
+
+
+_ASCII_WORD = np.zeros(256, dtype=bool)
+for _c in b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ":
+    _ASCII_WORD[_c] = True
+
+
+def _word_bytes(data: np.ndarray) -> np.ndarray:
+    """True for every byte that belongs to a word character (UTF-8 input)."""
+    flags = _ASCII_WORD[data]
+    leads = np.flatnonzero(data >= 0xC0)
+    if not leads.size:
+        return flags
+    last = len(data) - 1
+    b0 = data[leads].astype(np.int64)
+    b1 = data[np.minimum(leads + 1, last)].astype(np.int64) & 0x3F
+    b2 = data[np.minimum(leads + 2, last)].astype(np.int64) & 0x3F
+    b3 = data[np.minimum(leads + 3, last)].astype(np.int64) & 0x3F
+    width = 2 + (b0 >= 0xE0) + (b0 >= 0xF0)
+    cps = np.where(
+        width == 2,
+        ((b0 & 0x1F) << 6) | b1,
+        np.where(
+            width == 3,
+            ((b0 & 0x0F) << 12) | (b1 << 6) | b2,
+            ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3,
+        ),
+    )
+    unique, inverse = np.unique(cps, return_inverse=True)
+    word = np.array([_is_word_codepoint(int(cp)) for cp in unique], dtype=bool)[inverse]
+    for k in range(4):
+        chosen = word & (width > k)
+        flags[leads[chosen] + k] = True
+    return flags
+
+
+class _Powers:
+    """``base**i`` and ``base**-i`` modulo 2**64, grown on demand."""
+
+    def __init__(self) -> None:
+        self.up: np.ndarray = np.ones(1, dtype=U64)
+        self.down: np.ndarray = np.ones(1, dtype=U64)
+
+    def get(self, size: int) -> tuple[np.ndarray, np.ndarray]:
+        if len(self.up) < size:
+            grow = max(size, 2 * len(self.up))
+            self.up = np.cumprod(np.full(grow, _BASE, dtype=U64)) * _BASE_INV
+            self.down = np.cumprod(np.full(grow, _BASE_INV, dtype=U64)) * _BASE
+        return self.up[:size], self.down[:size]
+
+
+_POWERS = _Powers()
+
+
+def _hash_words(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Polynomial hash of ``data[s:e]`` for every word, from one prefix sum (mod 2**64)."""
+    up, down = _POWERS.get(len(data))
+    prefix = np.zeros(len(data) + 1, dtype=U64)
+    np.cumsum(data.astype(U64) * up, out=prefix[1:])
+    poly = (prefix[ends] - prefix[starts]) * down[starts]
+    return mix64(poly + (ends - starts).astype(U64) * _LENGTH_SALT)
+
+
+def _char_to_byte(text: str, encoded: bytes) -> np.ndarray | None:
+    """Byte offset of every character offset (``None`` when the text is ASCII)."""
+    if len(encoded) == len(text):
+        return None
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    width = 1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000)
+    return np.concatenate([[0], np.cumsum(width)])
+
+
+def _pii_bytes(
+    docs: Sequence[Document],
+    lowered: list[str],
+    encoded: list[bytes],
+    starts: np.ndarray,
+    size: int,
+) -> np.ndarray:
+    """Prefix count of bytes covered by a gold span, over the joined chunk."""
+    edges = np.zeros(size + 1, dtype=np.int32)
+    for doc, text, raw, base in zip(docs, lowered, encoded, starts, strict=True):
+        if not doc.spans:
+            continue
+        to_byte = _char_to_byte(text, raw)
+        for span in doc.spans:
+            lo, hi = (
+                (span.start, span.end)
+                if to_byte is None
+                else (to_byte[span.start], to_byte[span.end])
+            )
+            edges[base + lo] += 1
+            edges[base + hi] -= 1
+    covered = np.cumsum(edges[:size]) > 0
+    return np.concatenate([[0], np.cumsum(covered, dtype=np.int64)])
+
+
+def _chunks(docs: Sequence[Document], limit: int) -> Iterator[Sequence[Document]]:
+    begin, size = 0, 0
+    for index, doc in enumerate(docs):
+        size += len(doc.text) + 1
+        if size >= limit:
+            yield docs[begin : index + 1]
+            begin, size = index + 1, 0
+    if begin < len(docs):
+        yield docs[begin:]
+
+
+def word_stream(
+    docs: Sequence[Document], *, with_pii: bool = False, chunk_chars: int = _CHUNK_CHARS
+) -> TokenStream:
+    """Hash every word of ``docs`` (see the module docstring for what a word is)."""
+    hashes: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    pii: list[np.ndarray] = []
+    for chunk in _chunks(docs, chunk_chars):
+        lowered = [lower_keep_length(d.text) for d in chunk]
+        encoded = [t.encode("utf-8", "surrogatepass") for t in lowered]
+        data = np.frombuffer(b"\n".join(encoded), dtype=np.uint8)
+        doc_starts = np.concatenate([[0], np.cumsum([len(e) + 1 for e in encoded])[:-1]])
+        edges = np.diff(_word_bytes(data).view(np.int8), prepend=np.int8(0), append=np.int8(0))
+        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        hashes.append(_hash_words(data, starts, ends))
+        owner = np.searchsorted(doc_starts, starts, side="right") - 1
+        counts.append(np.bincount(owner, minlength=len(chunk)))
+        if with_pii:
+            covered = _pii_bytes(chunk, lowered, encoded, doc_starts, len(data))
+            pii.append(covered[ends] - covered[starts] > 0)
+    return _assemble(hashes, counts, pii if with_pii else None)
+
+
+def _assemble(
+    hashes: list[np.ndarray], counts: list[np.ndarray], pii: list[np.ndarray] | None
+) -> TokenStream:
+    offsets = np.zeros(sum(len(c) for c in counts) + 1, dtype=np.int64)
+    if counts:
+        np.cumsum(np.concatenate(counts), out=offsets[1:])
+    return TokenStream(
+        hashes=np.concatenate(hashes) if hashes else np.zeros(0, dtype=U64),
+        doc_offsets=offsets,
+        in_pii=(np.concatenate(pii) if pii else np.zeros(0, dtype=bool))
+        if pii is not None
+        else None,
+    )
+
+
+def token_stream(
+    docs: Sequence[Document], tokenizer: object, *, with_pii: bool = False, batch: int = 256
+) -> TokenStream:
+    """Hash the ids of a Hugging Face fast tokenizer (no special tokens) for every document."""
+    hashes: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    pii: list[np.ndarray] = []
+    for begin in range(0, len(docs), batch):
+        chunk = docs[begin : begin + batch]
+        encoding = tokenizer(  # type: ignore[operator]
+            [d.text for d in chunk],
+            add_special_tokens=False,
+            return_offsets_mapping=with_pii,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )
+        ids = encoding["input_ids"]
+        lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
+        flat = np.fromiter(
+            (t for row in ids for t in row), dtype=np.int64, count=int(lengths.sum())
+        )
+        hashes.append(mix64(flat.astype(U64) + _TOKEN_SALT))
+        counts.append(lengths)
+        if with_pii:
+            pii.extend(
+                _token_pii(d, o) for d, o in zip(chunk, encoding["offset_mapping"], strict=True)
+            )
+    return _assemble(hashes, counts, pii if with_pii else None)
+
+
+def _token_pii(doc: Document, offsets: Sequence[tuple[int, int]]) -> np.ndarray:
+    edges = np.zeros(len(doc.text) + 1, dtype=np.int32)
+    for span in doc.spans:
+        edges[span.start] += 1
+        edges[span.end] -= 1
+    covered = np.concatenate([[0], np.cumsum(np.cumsum(edges[:-1]) > 0)])
+    spans = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    return covered[spans[:, 1]] - covered[spans[:, 0]] > 0
+
+
+def word_hash(word: str) -> int:
+    """The hash :func:`word_stream` gives ``word`` (one word, already lower-cased)."""
+    data = np.frombuffer(word.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    return int(_hash_words(data, np.array([0]), np.array([len(data)]))[0])

@@ -1,0 +1,115 @@
+"""``site-agent audit``: the privacy audit that gates export, and canary planting.
+
+site-agent audit --real TRAIN --synthetic SYNTH [--policy P] --out DIR
+site-agent audit --real TRAIN --plant-canaries K --out DIR
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from protocol.audit import AuditReport, CanarySet
+from shared.atomic import atomic_write_text
+from shared.corpus_io import read_corpus, write_corpus
+from shared.errors import QualityGateError, UsageError
+
+CANARIES_JSON = "canaries.json"
+
+
+def read_extra_surfaces(path: Path) -> list[str | tuple[str, str]]:
+    """One surface per line, or ``LABEL<TAB>surface``; blank lines are skipped."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file; fix: check the --extra-pii path")
+    out: list[str | tuple[str, str]] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        label, tab, surface = line.partition("\t")
+        out.append((label, surface) if tab else line)
+    return out
+
+
+def plant(real: Path, count: int, out: Path, seed: int, locale: str, fmt: str | None) -> None:
+    from site_agent.audit.canaries import plant_canaries
+
+    planted, record = plant_canaries(read_corpus(real, fmt), count, seed=seed, locale=locale)
+    target = out / f"{real.stem}.canaries.jsonl"
+    write_corpus(planted, target, "jsonl")
+    atomic_write_text(out / CANARIES_JSON, record.model_dump_json(indent=2) + "\n")
+    Console().print(
+        f"planted {len(record.canaries)} canaries: train on [bold]{target}[/], "
+        f"then audit with --real {target} --canaries {out / CANARIES_JSON}"
+    )
+
+
+def summarise(report: AuditReport, out: Path) -> None:
+    console = Console()
+    for rule in report.rules:
+        mark = "[green]pass[/]" if rule.passed else "[bold red]FAIL[/]"
+        console.print(f"  {mark} {rule.name}: {rule.explanation}", highlight=False)
+    console.print(
+        f"kept {report.n_kept_documents}/{report.n_input_documents} documents; "
+        f"dropped {report.dropped_by_reason}; report: {out / 'audit.md'}"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def audit(
+        real: Annotated[Path, typer.Option(help="The real training corpus (gold PII spans).")],
+        out: Annotated[Path, typer.Option(help="Folder for audit.json, audit.md and the corpus.")],
+        synthetic: Annotated[
+            Path | None, typer.Option(help="The synthetic corpus to audit.")
+        ] = None,
+        policy: Annotated[Path | None, typer.Option(help="Audit policy (TOML or JSON).")] = None,
+        tokenizer: Annotated[
+            Path | None, typer.Option(help="Generator's tokenizer folder (token n-grams).")
+        ] = None,
+        extra_pii: Annotated[
+            Path | None,
+            typer.Option(help="Extra PII strings, one per line (e.g. originals and surrogates)."),
+        ] = None,
+        canaries: Annotated[
+            Path | None, typer.Option(help="canaries.json written by --plant-canaries.")
+        ] = None,
+        plant_canaries: Annotated[
+            int | None,
+            typer.Option(help="Write a copy of --real with K planted canaries, and stop."),
+        ] = None,
+        seed: Annotated[int, typer.Option(help="Seed for canary planting.")] = 0,
+        locale: Annotated[str, typer.Option(help="Faker locale for canaries.")] = "es_ES",
+        fmt: Annotated[str | None, typer.Option("--format", help="Corpus format.")] = None,
+    ) -> None:
+        """Measure privacy leakage, drop risky documents, write the verdict that gates export."""
+        if plant_canaries is not None:
+            plant(real, plant_canaries, out, seed, locale, fmt)
+            return
+        if synthetic is None:
+            raise UsageError("--synthetic is required (unless --plant-canaries is given)")
+        from site_agent.audit import load_policy, run_audit
+
+        report = run_audit(
+            read_corpus(real, fmt),
+            read_corpus(synthetic, fmt),
+            load_policy(policy),
+            out,
+            extra_pii_surfaces=read_extra_surfaces(extra_pii) if extra_pii else (),
+            canaries=_read_canaries(canaries) if canaries else None,
+            tokenizer=tokenizer,
+        )
+        summarise(report, out)
+        if not report.passed:
+            raise QualityGateError(
+                f"the audit failed rule(s) {', '.join(report.failed_rules)}; the export stage "
+                f"will refuse {out / report.audited_corpus_file}; see {out / 'audit.md'}"
+            )
+
+
+def _read_canaries(path: Path) -> CanarySet:
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file; fix: pass the canaries.json of --plant-canaries")
+    return CanarySet.model_validate_json(path.read_text(encoding="utf-8"))

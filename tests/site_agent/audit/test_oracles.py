@@ -1,0 +1,112 @@
+"""Fast measures equal slow, obviously correct references on random small corpora."""
+
+from __future__ import annotations
+
+import bm25s
+import numpy as np
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from protocol import Corpus, Document, Span
+from site_agent.audit import reference
+from site_agent.audit.bm25 import bm25_scores, build_bm25, nearest_real
+from site_agent.audit.context import AuditContext
+from site_agent.audit.grams import build_gram_table
+from site_agent.audit.nearest_real import measure_nearest_real
+from site_agent.audit.ngram_recall import recall_figures
+from site_agent.audit.policy import AuditPolicy, FilterSettings
+from site_agent.audit.rouge import rouge_candidates, rouge_recall
+from site_agent.audit.tokens import word_stream
+
+WORDS = st.sampled_from(["de", "la", "Paciente", "dolor", "años", "70", "Núñez", "ríñon", "x"])
+
+
+@st.composite
+def documents(draw: st.DrawFn, prefix: str, max_docs: int = 5) -> list[Document]:
+    docs = []
+    for i in range(draw(st.integers(1, max_docs))):
+        words: list[str] = draw(st.lists(WORDS, max_size=18))
+        text = " ".join(words)
+        spans: tuple[Span, ...] = ()
+        labelled: bool = draw(st.booleans())
+        if words and labelled:
+            k = draw(st.integers(0, len(words) - 1))
+            start = sum(len(w) + 1 for w in words[:k])
+            spans = (Span(start=start, end=start + len(words[k]), label="NOMBRE"),)
+        docs.append(Document(id=f"{prefix}{i}", text=text, spans=spans))
+    return docs
+
+
+CORPORA = st.tuples(documents("r"), documents("s"))
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(CORPORA, st.sampled_from([1, 2, 3, 5, 10]))
+def test_ngram_recall_equals_set_reference(corpora: tuple, n: int) -> None:
+    real, synth = corpora
+    table = build_gram_table(word_stream(real, with_pii=True), word_stream(synth), n)
+    kept = np.ones(len(synth), dtype=bool)
+    got = recall_figures(table, kept)
+    assert (got["recall"], got["sensitive_recall"]) == reference.corpus_recall(real, synth, n)
+    kept[0] = False
+    got = recall_figures(table, kept)
+    expected = reference.corpus_recall(real, synth[1:], n)
+    assert (got["recall"], got["sensitive_recall"]) == expected
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(CORPORA, st.sampled_from([1, 3, 5]), st.sampled_from([0.0, 0.2, 0.5, 0.8]))
+def test_rouge_is_exact_and_candidates_miss_nothing(corpora: tuple, n: int, t: float) -> None:
+    real, synth = corpora
+    table = build_gram_table(word_stream(real), word_stream(synth), n)
+    s = np.repeat(np.arange(len(synth)), len(real))
+    r = np.tile(np.arange(len(real)), len(synth))
+    expected = [
+        reference.rouge_n_recall(real[j].text, synth[i].text, n) for i, j in zip(s, r, strict=True)
+    ]
+    assert np.allclose(rouge_recall(table, s, r), expected)
+    cand_s, cand_r = rouge_candidates(table, t)
+    candidates = set(zip(cand_s.tolist(), cand_r.tolist(), strict=True))
+    above = {(int(i), int(j)) for i, j, v in zip(s, r, expected, strict=True) if v > t}
+    assert above <= candidates
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(CORPORA, st.sampled_from([0.0, 0.3, 0.6]))
+def test_max_rouge_equals_all_pairs_reference_above_threshold(corpora: tuple, t: float) -> None:
+    real, synth = corpora
+    policy = AuditPolicy(filters=FilterSettings(rouge_n=3, rouge_threshold=t))
+    context = AuditContext(Corpus(documents=tuple(real)), Corpus(documents=tuple(synth)), policy)
+    result = measure_nearest_real(context)
+    naive = np.array(reference.naive_max_rouge(real, synth, 3))
+    fast = result.max_rouge(3)
+    assert np.allclose(fast[naive > t], naive[naive > t])
+    assert np.all(fast <= naive + 1e-12)
+    assert np.array_equal(fast > t, naive > t)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(CORPORA)
+def test_bm25_scores_equal_bm25s(corpora: tuple) -> None:
+    real, synth = corpora
+    assume(any(reference.words(d.text) for d in real))  # bm25s cannot index an empty corpus
+    index = build_bm25(word_stream(real), k1=1.2, b=0.75)
+    ours = bm25_scores(index, word_stream(synth))
+    retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
+    retriever.index([reference.words(d.text) for d in real], show_progress=False)
+    for i, doc in enumerate(synth):
+        query = [w for w in reference.words(doc.text) if w in retriever.vocab_dict]
+        expected = retriever.get_scores(query) if query else np.zeros(len(real))
+        assert np.allclose(ours[i], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_nearest_real_ranks_the_copied_document_first() -> None:
+    real = [
+        Document(id="r0", text="dolor torácico opresivo irradiado al brazo izquierdo"),
+        Document(id="r1", text="fiebre tos productiva y disnea de esfuerzo"),
+        Document(id="r2", text="cefalea intensa con fotofobia y rigidez de nuca"),
+    ]
+    synth = [Document(id="s0", text="paciente con fiebre y tos productiva y disnea")]
+    ids, scores = nearest_real(build_bm25(word_stream(real)), word_stream(synth), k=2)
+    assert ids[0, 0] == 1
+    assert scores[0, 0] > scores[0, 1] >= 0

@@ -1,0 +1,98 @@
+"""PII echo: whole-word, case-insensitive matches; short and common surfaces never identify."""
+
+from __future__ import annotations
+
+import pytest
+
+from site_agent.audit.context import AuditContext
+from site_agent.audit.pii_echo import (
+    build_automaton,
+    collect_surfaces,
+    find_matches,
+    is_specific,
+    measure_pii_echo,
+)
+from site_agent.audit.policy import AuditPolicy, PiiEchoSettings
+
+from .builders import corpus, make_doc
+
+REAL = corpus(
+    make_doc(
+        "r0",
+        "Paciente",
+        ("Ana Ruiz Soto", "NOMBRE"),
+        "sexo",
+        ("H", "SEXO"),
+        "vive en",
+        ("Madrid", "TERRITORIO"),
+    ),
+    make_doc(
+        "r1",
+        "NHC",
+        ("4455667", "ID"),
+        "vive en",
+        ("Madrid", "TERRITORIO"),
+        "de",
+        ("70 años", "EDAD"),
+    ),
+    make_doc("r2", "Vive en Madrid. Correo", ("ana.ruiz@example.org", "EMAIL")),
+    *(make_doc(f"f{i}", "texto sin datos en Madrid") for i in range(3)),
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "identifying", "labels"),
+    [
+        ("La paciente ANA RUIZ SOTO acude.", 1, {"NOMBRE": 1}),
+        ("Anatomía: ana ruiz sotomayor.", 0, {}),  # no word boundary
+        ("NHC 4455667.", 1, {"ID": 1}),
+        ("NHC 144556678.", 0, {}),
+        ("Sexo: H. Vive en Madrid.", 0, {"TERRITORIO": 1}),  # "H" too short, Madrid common
+        ("Escribir a ana.ruiz@example.org hoy", 1, {"EMAIL": 1}),
+        ("Tiene 70 años.", 0, {"EDAD": 1}),  # not specific
+    ],
+)
+def test_echoes_by_table(text: str, identifying: int, labels: dict[str, int]) -> None:
+    synth = corpus(make_doc("s0", text))
+    result = measure_pii_echo(AuditContext(REAL, synth, AuditPolicy()))
+    figures = result.figures(result.identifying_docs() | True)
+    assert figures["identifying_documents"] == identifying
+    assert {
+        k: v["occurrences"] for k, v in figures["by_label"].items() if v["occurrences"]
+    } == labels
+
+
+def test_surfaces_short_common_and_extra() -> None:
+    surfaces = {
+        s.text: s
+        for s in collect_surfaces(REAL, PiiEchoSettings(), ["Pedro Gil", ("SURROGATE", "Zoe")])
+    }
+    assert "h" not in surfaces  # shorter than min_chars
+    assert not surfaces["madrid"].identifying  # in the text of 6 of 6 real documents
+    assert surfaces["ana ruiz soto"].identifying
+    assert surfaces["pedro gil"].identifying and surfaces["pedro gil"].label == "EXTRA"
+    assert "zoe" not in surfaces  # extra surfaces obey min_chars too
+
+
+def test_ignored_labels_are_not_searched() -> None:
+    settings = PiiEchoSettings(ignore_labels=("NOMBRE",))
+    assert "ana ruiz soto" not in {s.text for s in collect_surfaces(REAL, settings)}
+
+
+@pytest.mark.parametrize(
+    ("surface", "specific"),
+    [
+        ("Ana Ruiz", True),
+        ("Ernesto", False),
+        ("28 28 70973", True),
+        ("70 años", False),
+        ("a@b.es", True),
+    ],
+)
+def test_specific_surfaces(surface: str, specific: bool) -> None:
+    assert is_specific(surface.lower()) is specific
+
+
+def test_matches_count_every_occurrence() -> None:
+    automaton = build_automaton(["ana ruiz", "ruiz"])
+    assert sorted(find_matches(automaton, "ana ruiz y ruiz; ana ruizz")) == [0, 1, 1]

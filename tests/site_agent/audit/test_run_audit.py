@@ -1,0 +1,117 @@
+"""run_audit end to end: planted leaks are measured and filtered; reports are written."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from protocol import Corpus, Document
+from protocol.audit import AuditReport
+from shared.corpus_io import read_corpus
+from shared.errors import ConfigError
+from shared.provenance import sha256_file
+from site_agent.audit import AUDITED_CORPUS, AuditPolicy, load_policy, run_audit
+from site_agent.audit.policy import FilterSettings
+from site_agent.audit.reference import word_spans
+
+from .builders import FILLER, random_corpus
+
+REAL = random_corpus(21, 30, "r", words=80)
+CLEAN = random_corpus(99, 20, "c", words=80, other=True)
+
+
+def _leaky(real: Corpus, count: int, seed: int = 0) -> list[Document]:
+    """Documents that copy a 10-word run overlapping a gold name span of a real document."""
+    rng = random.Random(seed)
+    out = []
+    for i, doc in enumerate(real.documents[:count]):
+        words = word_spans(doc.text)
+        name = doc.spans[0]
+        first = next(k for k, (_, s, e) in enumerate(words) if s < name.end and name.start < e)
+        start = max(0, first - rng.randint(0, 3))
+        run = doc.text[words[start][1] : words[start + 9][2]]
+        filler = " ".join(rng.choice(FILLER) + "x" for _ in range(40))
+        out.append(Document(id=f"leak{i}", text=f"{filler[:120]} {run} {filler[120:]}"))
+    return out
+
+
+def _synthetic(leaks: int) -> Corpus:
+    docs = [Document(id=d.id, text=d.text) for d in CLEAN.documents]
+    return Corpus(documents=tuple(docs[:10] + _leaky(REAL, leaks) + docs[10:]))
+
+
+def test_copied_pii_runs_give_sensitive_recall_and_are_filtered(tmp_path: Path) -> None:
+    only = AuditPolicy(filters=FilterSettings(enabled=("sensitive_ngram",)))
+    report = run_audit(REAL, _synthetic(5), only, tmp_path)
+    before = report.measures["ngram_recall"]["before"]["words"]["10"]
+    after = report.measures["ngram_recall"]["after"]["words"]["10"]
+    assert before["sensitive_recall"] > 0
+    assert after["sensitive_recall"] == 0
+    assert report.dropped_by_reason == {"sensitive_ngram": 5}
+    kept = {d.id for d in read_corpus(tmp_path / AUDITED_CORPUS).documents}
+    assert not any(k.startswith("leak") for k in kept) and len(kept) == 20
+    rule = {r.name: r for r in report.rules}["sensitive_10gram_recall_words"]
+    assert rule.passed and rule.measured == 0
+
+
+def test_clean_corpus_has_zero_sensitive_10gram_recall(tmp_path: Path) -> None:
+    report = run_audit(REAL, _synthetic(0), AuditPolicy(), tmp_path)
+    assert report.measures["ngram_recall"]["before"]["words"]["10"]["sensitive_recall"] == 0
+    assert report.dropped_by_reason.get("sensitive_ngram") == 0
+    assert report.passed
+
+
+def test_default_policy_drops_leaks_and_copies_and_names_reasons(tmp_path: Path) -> None:
+    copies = [Document(id="copy0", text=REAL.documents[7].text.upper())]
+    synthetic = Corpus(documents=_synthetic(3).documents + tuple(copies))
+    report = run_audit(REAL, synthetic, AuditPolicy(), tmp_path)
+    assert report.n_kept_documents == 20
+    assert report.dropped_by_reason["exact_duplicate_real"] == 1
+    assert report.dropped_by_reason["pii_echo"] == 3  # the copied runs hold a full name
+    assert report.flagged_by_reason["sensitive_ngram"] == 4  # the 3 runs and the copy
+    top = report.measures["nearest_real"]["before"]["highest_risk_pairs"][0]
+    assert (top["synthetic_id"], top["real_id"], top["rouge_5"]) == ("copy0", "r7", 1.0)
+    assert report.passed
+
+
+def test_reports_are_written_and_carry_no_real_text(tmp_path: Path) -> None:
+    report = run_audit(REAL, _synthetic(3), AuditPolicy(), tmp_path)
+    saved = AuditReport.model_validate_json((tmp_path / "audit.json").read_text())
+    assert saved == report
+    assert saved.audited_corpus_sha256 == sha256_file(tmp_path / AUDITED_CORPUS)
+    markdown = (tmp_path / "audit.md").read_text()
+    for heading in (
+        "**Verdict: PASSED**",
+        "## Rules",
+        "## Documents",
+        "## n-gram recall",
+        "## PII echo",
+    ):
+        assert heading in markdown
+    exported = (tmp_path / "audit.json").read_text() + markdown
+    for doc in REAL.documents:
+        for span in doc.spans:
+            assert doc.surface(span) not in exported
+
+
+def test_failing_rule_is_named(tmp_path: Path) -> None:
+    policy = AuditPolicy(filters=FilterSettings(enabled=()))
+    report = run_audit(REAL, _synthetic(2), policy, tmp_path)
+    assert not report.passed
+    assert "sensitive_10gram_recall_words" in report.failed_rules
+    assert "FAILED: " in (tmp_path / "audit.md").read_text()
+
+
+def test_policy_file_errors_name_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text("[filters]\nrouge_threshold = 2.0\n[pii_echo]\nmin_char = 3\n")
+    with pytest.raises(ConfigError) as error:
+        load_policy(path)
+    text = str(error.value)
+    assert "filters -> rouge_threshold" in text and "pii_echo -> min_char" in text
+    path.write_text(json.dumps({"name": "strict", "filters": {"rouge_threshold": 0.1}}))
+    path = path.rename(tmp_path / "policy.json")
+    assert load_policy(path).filters.rouge_threshold == 0.1

@@ -1,0 +1,58 @@
+"""n-gram recall over the generator's own tokenizer, loaded from a folder or given directly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from protocol import Corpus, Document
+from shared.errors import ConfigError
+from site_agent.audit import AuditPolicy, run_audit
+from site_agent.audit.context import load_tokenizer
+from site_agent.audit.tokens import token_stream
+from tests.tiny_models import tiny_tokenizer
+
+from .builders import random_corpus
+
+REAL = random_corpus(31, 10, "r", words=40)
+
+
+@pytest.fixture(scope="module")
+def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("tok")
+    tiny_tokenizer([d.text for d in REAL.documents], "causal").save_pretrained(path)
+    return path
+
+
+def test_token_pii_flags_follow_offsets(tokenizer_dir: Path) -> None:
+    tokenizer = load_tokenizer(tokenizer_dir)
+    stream = token_stream(REAL.documents, tokenizer, with_pii=True)
+    assert stream.in_pii is not None
+    for d, doc in enumerate(REAL.documents[:3]):
+        encoding = tokenizer(doc.text, add_special_tokens=False, return_offsets_mapping=True)
+        expected = [
+            any(s < sp.end and sp.start < e for sp in doc.spans) and e > s
+            for s, e in encoding["offset_mapping"]
+        ]
+        lo, hi = stream.doc_offsets[d], stream.doc_offsets[d + 1]
+        assert stream.in_pii[lo:hi].tolist() == expected
+        assert len(np.unique(stream.hashes[lo:hi])) == len(set(encoding["input_ids"]))
+
+
+def test_audit_reports_token_ngram_recall(tokenizer_dir: Path, tmp_path: Path) -> None:
+    leak = Document(id="leak", text=REAL.documents[3].text)
+    synthetic = Corpus(documents=(*random_corpus(32, 4, "s", 40, other=True).documents, leak))
+    report = run_audit(REAL, synthetic, AuditPolicy(), tmp_path, tokenizer=tokenizer_dir)
+    tokens = report.measures["ngram_recall"]["before"]["tokens"]
+    assert set(tokens) == {"3", "5", "10"}
+    assert tokens["10"]["sensitive_recall"] > 0
+    assert report.measures["ngram_recall"]["after"]["tokens"]["10"]["sensitive_recall"] == 0
+    assert "sensitive_10gram_recall_tokens" in {r.name for r in report.rules}
+    assert report.passed
+
+
+def test_missing_tokenizer_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot load a tokenizer"):
+        load_tokenizer(tmp_path / "absent")
