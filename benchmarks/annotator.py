@@ -59,13 +59,9 @@ def _load(data: Path, split: str, max_docs: int | None) -> Corpus:
 
 
 def _test_scores(gold: Corpus, pred: Corpus) -> dict[str, float]:
-    """Token/exact/overlap F1 and leakage: shared.metrics when merged, else the interim scorer."""
-    try:
-        from shared.metrics import evaluate
-    except ImportError:
-        from site_agent.annotate.scoring import corpus_scores
+    """Token F1 (seqeval), exact/overlap span F1 and document leakage from shared.metrics."""
+    from shared.metrics import evaluate
 
-        return corpus_scores(gold, pred)
     report = evaluate(gold, pred)
     return {
         "test_token_f1": report.token.micro.f1,

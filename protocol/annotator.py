@@ -63,7 +63,9 @@ class AnnotatorMetrics(ProtocolModel):
 
     ``precision``/``recall``/``f1`` are token-level (one unit per word, label must match, ``O``
     excluded: the paper's utility measure); ``entity_*`` are seqeval's entity-level scores on
-    the same IOB2 word tags. ``support`` counts gold words inside an entity.
+    the same IOB2 word tags. ``support`` counts gold words inside an entity. The span scores
+    (``shared.metrics``: exact/overlap micro scores, document leakage = share of documents with
+    a missed gold span) are measured on the decoded spans, as machine annotation produces them.
     """
 
     precision: float
@@ -73,7 +75,12 @@ class AnnotatorMetrics(ProtocolModel):
     entity_recall: float
     entity_f1: float
     support: int
-    scorer: str = "word-token micro + seqeval entity"
+    exact_f1: float | None = None
+    overlap_precision: float | None = None
+    overlap_recall: float | None = None
+    overlap_f1: float | None = None
+    doc_leakage: float | None = None
+    scorer: str = "word-token micro + seqeval entity + shared.metrics spans"
 
 
 class EpochRecord(ProtocolModel):

@@ -20,6 +20,10 @@ def test_loss_decreases_and_validation_recall_rises(trained: AnnotatorResult) ->
     metrics = trained.best_metrics
     assert metrics is not None and metrics.support > 0
     assert metrics.recall > 0.5 and metrics.f1 > 0.5
+    # span scores from shared.metrics on the decoded spans
+    assert metrics.overlap_recall is not None and metrics.overlap_recall > 0.5
+    assert metrics.exact_f1 is not None and metrics.doc_leakage is not None
+    assert 0.0 <= metrics.doc_leakage < 1.0
 
 
 def test_best_epoch_is_the_best_validation_f1(trained: AnnotatorResult) -> None:
