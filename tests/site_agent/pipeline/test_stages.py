@@ -107,18 +107,20 @@ def test_prompts_stop_before_the_first_pii_span() -> None:
 @pytest.mark.parametrize(
     ("settings", "n_prompts", "expected"),
     [
-        (GenerationSection(), 5, (5, 80)),  # 4x of 100 training notes over 5 prompts
-        (GenerationSection(amount=1.0), 3, (3, 34)),
-        (GenerationSection(samples_per_prompt=7), 5, (5, 7)),
-        (GenerationSection(samples_per_prompt=4, max_documents=10), 5, (2, 4)),
-        (GenerationSection(samples_per_prompt=40, max_documents=10), 5, (1, 10)),
+        (GenerationSection(), 5, (80, 80, 80, 80, 80)),  # 4x of 100 training notes
+        (GenerationSection(amount=1.0), 3, (34, 33, 33)),
+        (GenerationSection(samples_per_prompt=7), 3, (7, 7, 7)),
+        (GenerationSection(samples_per_prompt=4, max_documents=10), 5, (2, 2, 2, 2, 2)),
+        (GenerationSection(samples_per_prompt=40, max_documents=3), 5, (1, 1, 1)),
+        (GenerationSection(amount=0.05), 4, (2, 1, 1, 1)),
     ],
 )
 def test_amount_planning(
-    settings: GenerationSection, n_prompts: int, expected: tuple[int, int]
+    settings: GenerationSection, n_prompts: int, expected: tuple[int, ...]
 ) -> None:
-    prompts, per_prompt = plan_amount(100, [f"p{i}" for i in range(n_prompts)], settings)
-    assert (len(prompts), per_prompt) == expected
+    prompts, samples = plan_amount(100, [f"p{i}" for i in range(n_prompts)], settings)
+    assert samples == expected and len(prompts) == len(expected)
+    assert prompts == [f"p{i}" for i in range(len(expected))]
 
 
 @pytest.fixture
