@@ -47,43 +47,86 @@ def build_bm25(real: TokenStream, k1: float = 1.2, b: float = 0.75) -> Bm25Index
 
 
 def query_matrix(
-    index: Bm25Index, stream: TokenStream, begin: int, end: int, max_df: float
+    index: Bm25Index,
+    stream: TokenStream,
+    begin: int,
+    end: int,
+    max_df: float = 1.0,
+    query_terms: int | None = None,
 ) -> sparse.csr_matrix:
-    """Term counts of documents ``begin:end`` over the index vocabulary (common terms cut)."""
+    """Term counts of documents ``begin:end`` over the index vocabulary.
+
+    Terms in more than ``max_df`` of the real documents are cut, and with ``query_terms`` only
+    that many of each document's rarest terms are kept: rare terms decide the ranking, and
+    the cost of a query is then bounded by their (small) document frequencies, not by the
+    size of the real corpus.
+    """
     lo, hi = stream.doc_offsets[begin], stream.doc_offsets[end]
     cols = index.vocab.get_indexer(stream.hashes[lo:hi])
     rows = stream.doc_of_token[lo:hi] - begin
     keep = cols >= 0
     keep[keep] = index.doc_freq[cols[keep]] <= max_df * index.n_docs
+    shape = (end - begin, len(index.vocab))
     ones = np.ones(int(keep.sum()), dtype=np.float32)
+    query = sparse.csr_matrix((ones, (rows[keep], cols[keep])), shape=shape)
+    query.sum_duplicates()
+    if query_terms is None:
+        return query
+    owner = np.repeat(np.arange(shape[0]), np.diff(query.indptr))
+    width = np.int64(len(index.vocab))
+    rarity = index.doc_freq[query.indices].astype(np.int64)
+    order = np.argsort((owner * (index.n_docs + 1) + rarity) * width + query.indices)
+    rank = np.arange(len(order)) - query.indptr[owner[order]]
+    chosen = order[rank < query_terms]
     return sparse.csr_matrix(
-        (ones, (rows[keep], cols[keep])), shape=(end - begin, len(index.vocab))
+        (query.data[chosen], (owner[chosen], query.indices[chosen])), shape=shape
     )
 
 
 def bm25_scores(index: Bm25Index, stream: TokenStream, max_df: float = 1.0) -> np.ndarray:
-    """Dense scores (synthetic x real); for tests and small corpora."""
+    """Dense scores (synthetic x real), every query term kept; for tests and small corpora."""
     query = query_matrix(index, stream, 0, stream.n_docs, max_df)
     return np.asarray((query @ index.weights).toarray())
 
 
+def top_k_per_row(scores: sparse.csr_matrix, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest positive entries of each row of a sparse score matrix (ties: lowest
+    column first) as (columns, values); -1 / 0 where a row has fewer. O(nnz) per rank, so the
+    dense synthetic x real score matrix is never built."""
+    scores.sort_indices()
+    n = scores.shape[0]
+    ids = np.full((n, k), -1, dtype=np.int32)
+    values = np.zeros((n, k), dtype=np.float32)
+    data = scores.data.astype(np.float64)
+    rows = np.repeat(np.arange(n), np.diff(scores.indptr))
+    nonempty = np.diff(scores.indptr) > 0
+    for rank in range(k):
+        best = np.full(n, -np.inf)
+        if data.size:
+            best[nonempty] = np.maximum.reduceat(data, scores.indptr[:-1][nonempty])
+        hits = np.flatnonzero((data == best[rows]) & (best[rows] > 0))
+        chosen_rows, first = np.unique(rows[hits], return_index=True)
+        chosen = hits[first]
+        ids[chosen_rows, rank] = scores.indices[chosen]
+        values[chosen_rows, rank] = data[chosen]
+        data[chosen] = -np.inf
+    return ids, values
+
+
 def nearest_real(
-    index: Bm25Index, stream: TokenStream, k: int, max_df: float = 1.0, batch: int = 2048
+    index: Bm25Index,
+    stream: TokenStream,
+    k: int,
+    max_df: float = 1.0,
+    batch: int = 2048,
+    query_terms: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` real documents per synthetic one: (ids, scores); id -1 where score is 0."""
     k = min(k, index.n_docs)
     ids = np.full((stream.n_docs, k), -1, dtype=np.int32)
     scores = np.zeros((stream.n_docs, k), dtype=np.float32)
-    if k == 0:
-        return ids, scores
     for begin in range(0, stream.n_docs, batch):
         end = min(begin + batch, stream.n_docs)
-        dense = (query_matrix(index, stream, begin, end, max_df) @ index.weights).toarray()
-        top = np.argpartition(-dense, k - 1, axis=1)[:, :k]
-        top_scores = np.take_along_axis(dense, top, axis=1)
-        order = np.lexsort((top, -top_scores), axis=1)
-        top = np.take_along_axis(top, order, axis=1)
-        top_scores = np.take_along_axis(top_scores, order, axis=1)
-        ids[begin:end] = np.where(top_scores > 0, top, -1)
-        scores[begin:end] = np.where(top_scores > 0, top_scores, 0)
+        query = query_matrix(index, stream, begin, end, max_df, query_terms)
+        ids[begin:end], scores[begin:end] = top_k_per_row(query @ index.weights, k)
     return ids, scores

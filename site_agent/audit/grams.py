@@ -47,6 +47,14 @@ def ngrams_of(tokens: np.ndarray, n: int) -> np.ndarray:
     return _combine(tokens, n, count)
 
 
+def ngrams_at(tokens: np.ndarray, positions: np.ndarray, n: int) -> np.ndarray:
+    """The n-gram hashes starting at ``positions`` (the caller keeps them inside documents)."""
+    gram = tokens[positions]
+    for offset in range(1, n):
+        gram = gram * _GRAM_BASE + tokens[positions + offset]
+    return mix64(gram + U64(n))
+
+
 def iter_ngrams(stream: TokenStream, n: int, slice_size: int = _SLICE) -> Iterator[NgramSlice]:
     """Every n-gram of ``stream`` in order, in slices that bound the memory used."""
     starts = stream.n_tokens - n + 1

@@ -14,10 +14,11 @@ import functools
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from protocol import Document
+from protocol import Document, Span
 
 U64 = np.uint64
 _BASE = U64(0x100000001B3)  # odd, so invertible modulo 2**64
@@ -34,6 +35,22 @@ def mix64(x: np.ndarray) -> np.ndarray:
     x = x ^ (x >> U64(27))
     x = x * U64(0x94D049BB133111EB)
     return x ^ (x >> U64(31))
+
+
+class HasText(Protocol):
+    """What the word tokenizer reads: a text and its gold spans (a Document fits)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def spans(self) -> Sequence[Span]: ...
+
+
+@dataclass(frozen=True)
+class _PlainText:
+    text: str
+    spans: tuple[Span, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -170,7 +187,7 @@ def _char_to_byte(text: str, encoded: bytes) -> np.ndarray | None:
 
 
 def _pii_bytes(
-    docs: Sequence[Document],
+    docs: Sequence[HasText],
     lowered: list[str],
     encoded: list[bytes],
     starts: np.ndarray,
@@ -194,7 +211,7 @@ def _pii_bytes(
     return np.concatenate([[0], np.cumsum(covered, dtype=np.int64)])
 
 
-def _chunks(docs: Sequence[Document], limit: int) -> Iterator[Sequence[Document]]:
+def _chunks(docs: Sequence[HasText], limit: int) -> Iterator[Sequence[HasText]]:
     begin, size = 0, 0
     for index, doc in enumerate(docs):
         size += len(doc.text) + 1
@@ -205,8 +222,13 @@ def _chunks(docs: Sequence[Document], limit: int) -> Iterator[Sequence[Document]
         yield docs[begin:]
 
 
+def text_stream(texts: Sequence[str]) -> TokenStream:
+    """The word stream of plain strings (one "document" per string)."""
+    return word_stream([_PlainText(t) for t in texts])
+
+
 def word_stream(
-    docs: Sequence[Document], *, with_pii: bool = False, chunk_chars: int = _CHUNK_CHARS
+    docs: Sequence[HasText], *, with_pii: bool = False, chunk_chars: int = _CHUNK_CHARS
 ) -> TokenStream:
     """Hash every word of ``docs`` (see the module docstring for what a word is)."""
     hashes: list[np.ndarray] = []

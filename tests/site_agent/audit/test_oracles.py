@@ -100,6 +100,20 @@ def test_bm25_scores_equal_bm25s(corpora: tuple) -> None:
         assert np.allclose(ours[i], expected, rtol=1e-5, atol=1e-6)
 
 
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(CORPORA, st.integers(1, 4))
+def test_sparse_top_k_equals_dense_sort(corpora: tuple, k: int) -> None:
+    real, synth = corpora
+    index = build_bm25(word_stream(real))
+    dense = bm25_scores(index, word_stream(synth))
+    ids, scores = nearest_real(index, word_stream(synth), k, batch=2)
+    for i, row in enumerate(dense):
+        order = sorted(range(len(row)), key=lambda j: (-row[j], j))[: min(k, len(row))]
+        expected = [j if row[j] > 0 else -1 for j in order]
+        assert ids[i].tolist() == expected
+        assert np.allclose(scores[i], [max(row[j], 0) for j in order], rtol=1e-6)
+
+
 def test_nearest_real_ranks_the_copied_document_first() -> None:
     real = [
         Document(id="r0", text="dolor torácico opresivo irradiado al brazo izquierdo"),
