@@ -55,6 +55,22 @@ def test_ngram_recall_equals_set_reference(corpora: tuple, n: int) -> None:
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
+@given(CORPORA, st.sampled_from([(2, 3), (3, 5), (3, 10), (2, 7)]))
+def test_lookup_restricted_by_shorter_ngrams_finds_the_same_hits(
+    corpora: tuple, sizes: tuple
+) -> None:
+    real, synth = corpora
+    small, n = sizes
+    real_stream, synth_stream = word_stream(real, with_pii=True), word_stream(synth)
+    base = build_gram_table(real_stream, synth_stream, small)
+    fast = build_gram_table(real_stream, synth_stream, n, base)
+    full = build_gram_table(real_stream, synth_stream, n)
+    assert sorted(zip(fast.synth_docs.tolist(), fast.synth_cols.tolist(), strict=True)) == sorted(
+        zip(full.synth_docs.tolist(), full.synth_cols.tolist(), strict=True)
+    )
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(CORPORA, st.sampled_from([1, 3, 5]), st.sampled_from([0.0, 0.2, 0.5, 0.8]))
 def test_rouge_is_exact_and_candidates_miss_nothing(corpora: tuple, n: int, t: float) -> None:
     real, synth = corpora
