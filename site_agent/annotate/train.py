@@ -124,6 +124,7 @@ def train_annotator(
         validation_chunks=len(val.chunks) if val else 0,
         device=device.type,
         bf16=resolve_bf16(settings.bf16, device),
+        grad_accumulation=settings.accumulation_for(device.type == "cuda"),
         timings={
             "encode_seconds": encoded_at - started,
             "train_seconds": sum(e.train_seconds for e in epochs),
@@ -154,14 +155,16 @@ def _fit(
     steps = settings.epochs * -(-len(train_chunks) // settings.batch_size)
     optimizer, scheduler = _optimiser(model, settings, steps)
     rng = random.Random(settings.seed)
-    bf16 = resolve_bf16(settings.bf16, next(model.parameters()).device)
+    device = next(model.parameters()).device
+    bf16 = resolve_bf16(settings.bf16, device)
+    accumulation = settings.accumulation_for(device.type == "cuda")
     epochs: list[EpochRecord] = []
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None
     for epoch in range(1, settings.epochs + 1):
         t0 = time.perf_counter()
         loss = train_epoch(
             model, train_chunks, optimizer, scheduler,
-            micro_batch=settings.micro_batch, accumulation=settings.grad_accumulation,
+            micro_batch=settings.batch_size // accumulation, accumulation=accumulation,
             pad_id=pad, rng=rng, group_by_length=settings.group_by_length, bf16=bf16,
             stage=f"epoch {epoch}/{settings.epochs}", progress=progress,
         )  # fmt: skip

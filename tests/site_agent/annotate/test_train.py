@@ -64,6 +64,7 @@ def test_bf16_autocast_path_trains_and_is_recorded(
     settings = FAST.model_copy(update={"epochs": 1, "bf16": True, "grad_accumulation": 2})
     result = train_annotator(train, None, encoder_dir, settings, tmp_path / "bf16")
     assert result.record.bf16 is True and result.record.best_epoch == 1
+    assert result.record.grad_accumulation == 2
     assert result.best_metrics is None  # no validation corpus
     assert math.isfinite(result.record.epochs[0].train_loss)
 
