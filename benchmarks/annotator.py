@@ -72,6 +72,12 @@ def _test_scores(gold: Corpus, pred: Corpus) -> dict[str, float]:
     }
 
 
+def _report(stage: str, done: int, total: int) -> None:
+    """Print a line when a stage (epoch, validation, annotation) finishes."""
+    if done == total:
+        print(f"  {stage}: {total} batches done", file=sys.stderr, flush=True)
+
+
 def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Train, select on dev, annotate test; one row of the table."""
     from site_agent.annotate import machine_annotate, train_annotator
@@ -85,9 +91,9 @@ def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[st
         bf16={"auto": None, "on": True, "off": False}[args.bf16],
     )
     train, dev, test = (_load(args.data, s, args.max_docs) for s in ("train", "dev", "test"))
-    result = train_annotator(train, dev, backbone, settings, work / "model")
+    result = train_annotator(train, dev, backbone, settings, work / "model", _report)
     started = time.perf_counter()
-    predicted = machine_annotate(result.model_dir, test, batch_size=args.eval_batch_size)
+    predicted = machine_annotate(result.model_dir, test, args.eval_batch_size, _report)
     annotate_seconds = time.perf_counter() - started
     best = result.best_metrics
     record = result.record
