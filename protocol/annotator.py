@@ -23,8 +23,9 @@ class AnnotatorSettings(ProtocolModel):
     ``grad_accumulation`` micro-batches of ``batch_size // grad_accumulation`` chunks, which keeps
     the paper's batch while bounding memory. None picks it per device: micro-batches of 4 on
     CPU (about 1 GB less peak memory for MiniLM on MEDDOCAN, and no slower), the whole batch
-    at once on CUDA. ``num_threads`` sets ``torch.set_num_threads`` (None:
-    torch's default, one thread per physical core; on a busy shared machine 1 is faster).
+    at once on CUDA. ``num_threads`` sets ``torch.set_num_threads``; None uses the cores that
+    are not already busy (CPUs available minus the 1-minute load average, at least 1), because
+    on a shared 2-core machine an oversubscribed second thread made training 2-6x slower.
     ``bf16`` runs forward/backward under bfloat16 autocast (weights stay fp32); None turns it on
     where the hardware computes bf16 natively (CUDA with bf16, CPUs with AVX512-BF16 or AMX),
     where it roughly halved CPU training time in our measurements.
@@ -114,6 +115,7 @@ class AnnotatorRecord(ProtocolModel):
     device: str = "cpu"
     bf16: bool = False
     grad_accumulation: int = 1
+    num_threads: int = 1
     timings: dict[str, float] = Field(default_factory=dict)
     provenance: Provenance = Field(default_factory=Provenance)
     extra: dict[str, Any] = Field(default_factory=dict)

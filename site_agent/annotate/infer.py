@@ -19,7 +19,7 @@ from shared.provenance import config_digest, make_provenance, sha256_file
 from site_agent.annotate.backbone import load_fast_tokenizer
 from site_agent.annotate.features import encode_corpus, predicted_documents
 from site_agent.annotate.loop import Progress, predict, resolve_bf16
-from site_agent.annotate.train import RECORD_FILE
+from site_agent.annotate.train import RECORD_FILE, idle_cores
 
 
 def load_record(model_dir: Path) -> AnnotatorRecord | None:
@@ -62,6 +62,7 @@ def machine_annotate(
         )
     record = load_record(model_dir)
     settings = record.settings if record else AnnotatorSettings()
+    torch.set_num_threads(settings.num_threads or idle_cores())
     tokenizer = load_fast_tokenizer(model_dir)
     model = _load_model(model_dir)
     if torch.cuda.is_available():

@@ -8,6 +8,7 @@ with ``annotator.json`` recording how it was made.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from pathlib import Path
@@ -34,10 +35,19 @@ from site_agent.annotate.validate import ValidationSet, validation_metrics
 RECORD_FILE = "annotator.json"
 
 
+def idle_cores() -> int:
+    """CPUs this process may use that the 1-minute load average says are idle (at least 1)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        busy = round(os.getloadavg()[0])
+    except OSError:
+        busy = 0
+    return max(1, (cores or 1) - busy)
+
+
 def configure_torch(settings: AnnotatorSettings) -> torch.device:
     """Seed everything, set the CPU thread count, and pick CUDA when present."""
-    if settings.num_threads is not None:
-        torch.set_num_threads(settings.num_threads)
+    torch.set_num_threads(settings.num_threads or idle_cores())
     torch.manual_seed(settings.seed)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
@@ -125,6 +135,7 @@ def train_annotator(
         device=device.type,
         bf16=resolve_bf16(settings.bf16, device),
         grad_accumulation=settings.accumulation_for(device.type == "cuda"),
+        num_threads=torch.get_num_threads(),
         timings={
             "encode_seconds": encoded_at - started,
             "train_seconds": sum(e.train_seconds for e in epochs),
