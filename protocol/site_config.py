@@ -175,12 +175,12 @@ PROFILES: dict[str, dict[str, Any]] = {
             "min_validation_recall": 0.0,
             "training": {"epochs": 2, "batch_size": 8},
         },
-        "adapt": {"epochs": 1, "batch_size": 4, "max_steps": 8, "max_length": 128},
+        "adapt": {"epochs": 1, "batch_size": 2, "max_steps": 6, "max_length": 96},
         "generation": {
             "amount": None,
             "samples_per_prompt": 2,
-            "max_new_tokens": 48,
-            "max_documents": 12,
+            "max_new_tokens": 40,
+            "max_documents": 10,
         },
     },
 }
