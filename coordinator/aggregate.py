@@ -8,22 +8,85 @@ metrics implementations.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.fallback import metrics as _metrics
-from coordinator.fallback import ner as _ner
 from protocol import Corpus, Document, LabelMapping
-from protocol.rounds import TrainedModel
+from protocol.annotator import AnnotatorSettings
+from protocol.rounds import Estimate, ModelMetrics, TrainedModel
+from shared.atomic import atomic_directory
 from shared.provenance import make_provenance
 
-# Swap points: replace with site_agent.annotate / shared.metrics once they are merged.
-NerSettings = _ner.NerSettings
-train_annotator = _ner.train_annotator
-machine_annotate = _ner.machine_annotate
-evaluate_predictions = _metrics.evaluate
-init_token_classifier = _ner.init_token_classifier
+
+class NerSettings(AnnotatorSettings):
+    """The annotator's settings with defaults for coordinator-side training (one CPU thread)."""
+
+    num_threads: int | None = 1
+
+
+def train_annotator(
+    train: Corpus, validation: Corpus | None, base_model: Path, settings: NerSettings, out_dir: Path
+) -> Path:
+    """The annotator engineer's trainer (site_agent.annotate); returns the model folder."""
+    from site_agent.annotate import train_annotator as train_encoder
+
+    return Path(train_encoder(train, validation, base_model, settings, out_dir).model_dir)
+
+
+def machine_annotate(model_dir: Path, corpus: Corpus) -> Corpus:
+    from site_agent.annotate import machine_annotate as annotate
+
+    return annotate(model_dir, corpus)
+
+
+def _estimate(value: float, interval: object) -> Estimate:
+    low = getattr(interval, "low", value)
+    high = getattr(interval, "high", value)
+    clean = [v if math.isfinite(v) else value for v in (low, high)]
+    return Estimate(value=value, low=clean[0], high=clean[1])
+
+
+def evaluate_predictions(
+    gold: Corpus, pred: Corpus, mapping: LabelMapping | None, n_bootstrap: int, seed: int
+) -> ModelMetrics:
+    """The foundation metrics (shared.metrics) reduced to what a site may send back."""
+    from shared.metrics import BootstrapSettings, evaluate
+
+    bootstrap = BootstrapSettings(n_resamples=n_bootstrap, seed=seed) if n_bootstrap else None
+    report = evaluate(gold, pred, mapping, bootstrap)
+    ci = report.confidence_intervals
+    return ModelMetrics(
+        token_f1=_estimate(report.token.micro.f1, ci.get("token.micro.f1")),
+        span_overlap_f1=_estimate(report.overlap.micro.f1, ci.get("overlap.micro.f1")),
+        document_leakage=_estimate(report.leakage.leakage_rate, ci.get("leakage.rate")),
+        label_recall={label: s.recall for label, s in sorted(report.overlap.per_label.items())},
+        n_documents=report.n_documents,
+    )
+
+
+def init_token_classifier(
+    base_model: Path, labels: tuple[str, ...], out_dir: Path, seed: int
+) -> Path:
+    """The FedAvg starting point: ``base_model`` with a seeded head over ``labels`` (IOB2)."""
+    import torch
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    from shared.ner_tokens import iob2_labels
+
+    torch.manual_seed(seed)
+    tags = iob2_labels(labels)
+    model = AutoModelForTokenClassification.from_pretrained(
+        base_model,
+        num_labels=len(tags),
+        id2label=dict(enumerate(tags)),
+        label2id={t: i for i, t in enumerate(tags)},
+    )
+    with atomic_directory(out_dir) as tmp:
+        model.save_pretrained(tmp)
+        AutoTokenizer.from_pretrained(base_model).save_pretrained(tmp)
+    return out_dir
 
 
 @dataclass(frozen=True)
@@ -84,7 +147,7 @@ def pool(corpora: dict[str, Corpus], labels: tuple[str, ...]) -> Corpus:
 def train_site_and_pooled(
     corpora: dict[str, Corpus],
     base_model: Path,
-    settings: _ner.NerSettings,
+    settings: NerSettings,
     out_root: Path,
 ) -> list[BuiltModel]:
     """One model per site corpus plus one on their union (all corpora already harmonised)."""

@@ -50,6 +50,7 @@ def prepare_demo(
         fedavg_rounds=2,
         train_epochs=12,
         local_epochs=3,
+        learning_rate=1e-3,
         bootstrap=100,
         reply_timeout=300,
     )

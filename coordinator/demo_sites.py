@@ -168,5 +168,9 @@ def train_site_annotator(
 
     gold = demo_corpus(site.site_id, n_train, 0, "train")
     return train_annotator(
-        gold, None, base_model, NerSettings(epochs=epochs), site.site_dir / "annotator"
+        gold,
+        None,
+        base_model,
+        NerSettings(epochs=epochs, learning_rate=1e-3),
+        site.site_dir / "annotator",
     )

@@ -61,6 +61,7 @@ def _train_content(
     config = ConfigRecord(
         {
             "local-epochs": state.settings.local_epochs,
+            "learning-rate": state.settings.learning_rate,
             "seed": state.settings.seed,
             "labels": list(labels),
             "mapping": mapping,

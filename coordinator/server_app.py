@@ -52,7 +52,11 @@ def aggregate_models(
             harmonised[site] = aggregate.harmonise(corpus, state.mapping, labels)
         except UnmappedLabelError as exc:
             state.exclude(site, "aggregate", "malformed_bundle", str(exc).split(";")[0])
-    settings = aggregate.NerSettings(epochs=state.settings.train_epochs, seed=state.settings.seed)
+    settings = aggregate.NerSettings(
+        epochs=state.settings.train_epochs,
+        learning_rate=state.settings.learning_rate,
+        seed=state.settings.seed,
+    )
     base = state.settings.base_model
     models = aggregate.train_site_and_pooled(harmonised, base, settings, work_dir)
     for model in models:

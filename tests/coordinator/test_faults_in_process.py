@@ -88,3 +88,12 @@ def test_sites_without_annotator_report_a_code_not_text(faulty: FederationReport
 def test_audit_summary_lists_the_failed_rule(faulty: FederationReport) -> None:
     audit = next(s for s in faulty.sites if s.site_id == "audit")
     assert audit.audit_passed is False and audit.audit_rules_failed == ("ngram_recall",)
+
+
+def test_markdown_report_names_each_exclusion_and_reason(faulty: FederationReport) -> None:
+    from coordinator.report.write import to_markdown
+
+    markdown = to_markdown(faulty)
+    for site, reason in [("tamper", "hash_mismatch"), ("unknown", "unknown_site_key"),
+                         ("audit", "audit_failed"), ("stopper", "no_reply")]:  # fmt: skip
+        assert f"| {site} |" in markdown and reason in markdown

@@ -23,7 +23,8 @@ def settings_for(world: World, out: Path, **overrides: object) -> FederationSett
         "output_dir": out,
         "mapping": world.mapping,
         "fedavg_rounds": 2,
-        "train_epochs": 3,
+        "train_epochs": 6,
+        "learning_rate": 1e-3,
         "bootstrap": 30,
         **overrides,
     }

