@@ -162,6 +162,10 @@ class SiteConfig(ProtocolModel):
     generation: GenerationSection = Field(default_factory=GenerationSection)
     audit: AuditSection = Field(default_factory=AuditSection)
     export: ExportSection = Field(default_factory=ExportSection)
+    federation: dict[str, Any] = Field(
+        default_factory=dict,
+        description="read and validated by `site-agent join` (its own keys, e.g. export-dir)",
+    )
 
 
 # Profiles are partial configs merged under the TOML file: a site can still override any value.

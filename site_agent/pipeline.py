@@ -55,6 +55,14 @@ def settings_digest(stage: Stage, config: SiteConfig) -> str:
     return config_digest(to_jsonable_python(stage.settings(config)))
 
 
+def folder_of(work_dir: Path, name: str) -> Path:
+    """The folder of the registered stage ``name`` under ``work_dir``."""
+    from site_agent.stages import STAGES
+
+    index = [s.name for s in STAGES].index(name)
+    return stage_folder(work_dir, index + 1, STAGES[index])
+
+
 def package_versions() -> dict[str, str]:
     versions = {}
     for name in PACKAGES:

@@ -105,3 +105,15 @@ def test_starter_toml_quotes_odd_paths() -> None:
     import tomllib
 
     assert tomllib.loads(text)["signing_key"] == '/k/"x".pem'
+
+
+def test_starter_config_carries_a_federation_table_join_accepts(tmp_path: Path) -> None:
+    from site_agent.federation.join import load_join_config
+
+    setup = initialise_site("h2", tmp_path / "keys", tmp_path / "site.toml", Path("c.jsonl"))
+    join = load_join_config(setup.config)
+    config = load_site_config(setup.config)
+    assert join.site_id == config.site_id
+    assert join.export_dir == config.work_dir / "outbox"
+    assert join.test_split == config.work_dir / "01-split" / "test.jsonl"
+    assert join.annotator_dir == config.work_dir / "03-annotator" / "model"
