@@ -120,7 +120,7 @@ def run_audit(
     rules, skipped = evaluate(policy.rules, {"before": flatten(before), "after": flatten(after)})
     digest = _digest(policy, tokenizer, extra, canaries)
     input_sha = corpus_sha256(synthetic)
-    audited = Corpus(
+    audited = Corpus.model_construct(  # the documents were validated with the input corpus
         documents=tuple(d for d, keep in zip(synthetic.documents, kept, strict=True) if keep),
         labels=synthetic.labels,
         provenance=make_provenance(
