@@ -29,6 +29,7 @@ class CorpusFormat:
 
 _FORMATS: dict[str, CorpusFormat] = {}
 _BUILTIN_MODULES = ("jsonl", "brat", "conll", "hf_datasets")
+_BUILTINS_LOADED = False
 
 
 def register_format(fmt: CorpusFormat) -> CorpusFormat:
@@ -37,6 +38,11 @@ def register_format(fmt: CorpusFormat) -> CorpusFormat:
 
 
 def _load_builtins() -> None:
+    """Import every built-in format once (a format imported directly registers only itself)."""
+    global _BUILTINS_LOADED
+    if _BUILTINS_LOADED:
+        return
+    _BUILTINS_LOADED = True
     for module in _BUILTIN_MODULES:
         try:
             importlib.import_module(f"shared.corpus_io.{module}")
@@ -46,8 +52,7 @@ def _load_builtins() -> None:
 
 
 def formats() -> dict[str, CorpusFormat]:
-    if not _FORMATS:
-        _load_builtins()
+    _load_builtins()
     return dict(_FORMATS)
 
 

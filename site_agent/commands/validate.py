@@ -1,4 +1,8 @@
-"""``site-agent validate CORPUS``: check a corpus against the contract and print diagnostics."""
+"""``site-agent validate CORPUS``: check a corpus against the contract and print diagnostics.
+
+Kept light on purpose (no torch/transformers/datasets import on this path) so that a site can
+check its corpus in seconds before anything else runs.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,17 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
+from shared.errors import CorpusFormatError
+from shared.provenance import make_provenance, sha256_tree
+
+
+def print_problems(exc: CorpusFormatError, console: Console) -> None:
+    """The error and every problem it lists, one per line."""
+    console.print(f"[bold red]invalid corpus:[/] {exc.message}", highlight=False, soft_wrap=True)
+    for problem in exc.problems:
+        console.print(f"  - {problem}", highlight=False, soft_wrap=True, markup=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -18,7 +32,38 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[
             str | None, typer.Option("--format", help="jsonl | brat | conll | datasets")
         ] = None,
+        language: Annotated[
+            str | None,
+            typer.Option(help="Snowball language for lexical diversity (e.g. spanish, sv)."),
+        ] = None,
+        json_out: Annotated[
+            Path | None, typer.Option("--json", help="Also write the diagnostics as JSON here.")
+        ] = None,
     ) -> None:
         """Validate a gold corpus; exit non-zero with the list of problems if it is invalid."""
-        loaded = read_corpus(corpus, fmt)
-        Console().print(f"[green]valid[/]: {len(loaded)} documents, {len(loaded.labels)} labels")
+        from shared.metrics.diagnostics import corpus_diagnostics
+        from shared.metrics.tables import diagnostics_table, label_table
+
+        console = Console()
+        try:
+            loaded = read_corpus(corpus, fmt)
+        except CorpusFormatError as exc:
+            print_problems(exc, Console(stderr=True))
+            raise typer.Exit(exc.exit_code) from None
+        diagnostics = corpus_diagnostics(loaded, language=language)
+        console.print(
+            f"[green]valid[/]: {corpus} - {len(loaded)} documents, {len(loaded.labels)} labels",
+            highlight=False,
+        )
+        console.print(diagnostics_table(diagnostics))
+        console.print(label_table(diagnostics))
+        if json_out is not None:
+            stamped = diagnostics.model_copy(
+                update={
+                    "provenance": make_provenance(
+                        source=str(corpus), source_sha256=sha256_tree(corpus)
+                    )
+                }
+            )
+            atomic_write_text(json_out, stamped.model_dump_json(indent=2) + "\n")
+            console.print(f"diagnostics written to {json_out}", highlight=False)

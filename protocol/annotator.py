@@ -1,0 +1,132 @@
+"""The machine annotator's settings and the record it leaves beside its weights.
+
+``AnnotatorSettings`` follows seed 000 (Appendix A, Table 9; §3.4 for 128-word chunks).
+``AnnotatorRecord`` is the content of ``annotator.json`` in a trained model folder: base model,
+settings and their digest, label set, per-epoch metrics and timings, and provenance.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from protocol.base import SCHEMA_VERSION, ProtocolModel
+from protocol.corpus import Provenance
+
+
+class AnnotatorSettings(ProtocolModel):
+    """How to fine-tune an encoder for NER; defaults follow seed 000.
+
+    ``batch_size`` is the *effective* batch (16 in the paper); each optimiser step accumulates
+    ``grad_accumulation`` micro-batches of ``batch_size // grad_accumulation`` chunks, which keeps
+    the paper's batch while bounding memory. ``num_threads`` sets ``torch.set_num_threads`` (None:
+    torch's default, one thread per physical core; on a busy shared machine 1 is faster).
+    ``bf16`` runs forward/backward under bfloat16 autocast (weights stay fp32); None turns it on
+    where the hardware computes bf16 natively (CUDA with bf16, CPUs with AVX512-BF16 or AMX),
+    where it roughly halved CPU training time in our measurements.
+    """
+
+    epochs: int = Field(6, ge=1)
+    batch_size: int = Field(16, ge=1)
+    learning_rate: float = Field(1e-4, gt=0)
+    weight_decay: float = Field(1e-5, ge=0)
+    warmup_ratio: float = Field(0.0, ge=0, lt=1)
+    chunk_words: int = Field(128, ge=1)
+    max_length: int = Field(512, ge=8)
+    seed: int = 13
+    grad_accumulation: int = Field(1, ge=1)
+    group_by_length: bool = True
+    num_threads: int | None = Field(None, ge=1)
+    bf16: bool | None = None
+    eval_batch_size: int = Field(32, ge=1)
+
+    @model_validator(mode="after")
+    def _batch_divides(self) -> AnnotatorSettings:
+        if self.batch_size % self.grad_accumulation:
+            raise ValueError(
+                f"batch_size={self.batch_size} is not a multiple of "
+                f"grad_accumulation={self.grad_accumulation}; fix: choose grad_accumulation "
+                "among the divisors of batch_size (the effective batch stays batch_size)"
+            )
+        return self
+
+    @property
+    def micro_batch(self) -> int:
+        """Chunks per forward pass."""
+        return self.batch_size // self.grad_accumulation
+
+
+class AnnotatorMetrics(ProtocolModel):
+    """Validation scores of one epoch.
+
+    ``precision``/``recall``/``f1`` are token-level (one unit per word, label must match, ``O``
+    excluded: the paper's utility measure); ``entity_*`` are seqeval's entity-level scores on
+    the same IOB2 word tags. ``support`` counts gold words inside an entity. The span scores
+    (``shared.metrics``: exact/overlap micro scores, document leakage = share of documents with
+    a missed gold span) are measured on the decoded spans, as machine annotation produces them.
+    """
+
+    precision: float
+    recall: float
+    f1: float
+    entity_precision: float
+    entity_recall: float
+    entity_f1: float
+    support: int
+    exact_f1: float | None = None
+    overlap_precision: float | None = None
+    overlap_recall: float | None = None
+    overlap_f1: float | None = None
+    doc_leakage: float | None = None
+    scorer: str = "word-token micro + seqeval entity + shared.metrics spans"
+
+
+class EpochRecord(ProtocolModel):
+    """What one training epoch did and how long it took."""
+
+    epoch: int
+    train_loss: float
+    train_seconds: float
+    eval_seconds: float = 0.0
+    metrics: AnnotatorMetrics | None = None
+
+
+class AnnotatorRecord(ProtocolModel):
+    """``annotator.json``: how a machine annotator was trained, and how well it did."""
+
+    schema_version: str = SCHEMA_VERSION
+    base_model: str
+    labels: tuple[str, ...]
+    tags: tuple[str, ...]
+    settings: AnnotatorSettings
+    settings_digest: str
+    best_epoch: int
+    epochs: tuple[EpochRecord, ...]
+    train_chunks: int
+    validation_chunks: int = 0
+    device: str = "cpu"
+    bf16: bool = False
+    timings: dict[str, float] = Field(default_factory=dict)
+    provenance: Provenance = Field(default_factory=Provenance)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def best_metrics(self) -> AnnotatorMetrics | None:
+        """Validation metrics of the kept epoch (None without a validation corpus)."""
+        for record in self.epochs:
+            if record.epoch == self.best_epoch:
+                return record.metrics
+        return None
+
+
+class AnnotatorResult(ProtocolModel):
+    """What ``train_annotator`` returns: where the model is and its ``annotator.json`` record."""
+
+    model_dir: Path
+    record: AnnotatorRecord
+
+    @property
+    def best_metrics(self) -> AnnotatorMetrics | None:
+        return self.record.best_metrics

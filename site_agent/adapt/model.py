@@ -1,0 +1,44 @@
+"""Load the base causal LM per the load plan and wrap it with LoRA adapters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from site_agent.adapt.quantization import LoadPlan, load_kwargs
+from site_agent.adapt.settings import AdaptSettings
+from site_agent.adapt.targets import target_modules_for
+
+
+def load_base(reference: Any, plan: LoadPlan) -> tuple[Any, Any]:
+    """Tokenizer (with a pad token) and base model, 4-bit on CUDA or dense otherwise."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(reference)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model: Any = AutoModelForCausalLM.from_pretrained(reference, **load_kwargs(plan))
+    if plan.quantization == "none" and plan.device == "cuda":
+        model.to("cuda")
+    return tokenizer, model
+
+
+def attach_lora(model: Any, settings: AdaptSettings, plan: LoadPlan) -> Any:
+    """LoRA on the chosen linear layers; k-bit preparation first when the base is 4-bit."""
+    from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+
+    if plan.quantization == "nf4":
+        model = prepare_model_for_kbit_training(
+            model, use_gradient_checkpointing=settings.gradient_checkpointing
+        )
+    elif settings.gradient_checkpointing and plan.device == "cuda":
+        model.gradient_checkpointing_enable()
+        model.enable_input_require_grads()
+    config = LoraConfig(
+        r=settings.lora_r,
+        lora_alpha=settings.lora_alpha,
+        lora_dropout=settings.lora_dropout,
+        target_modules=list(target_modules_for(model, settings.target_modules)),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, config)

@@ -1,0 +1,110 @@
+"""The outcome of adaptation: the saved adapter and ``adapt.json`` (provenance and losses)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from protocol import Provenance
+from protocol.base import ProtocolModel
+from shared.atomic import atomic_directory, atomic_write_text
+from shared.provenance import make_provenance
+from site_agent.adapt.quantization import LoadPlan
+from site_agent.adapt.settings import AdaptSettings
+
+RESULT_FILE = "adapt.json"
+ADAPTER_DIR = "adapter"
+
+
+class AdaptResult(ProtocolModel):
+    """Where the adapter is and how it was made."""
+
+    adapter_dir: Path
+    base_model: str
+    run_digest: str
+    settings: AdaptSettings
+    quantization: str
+    device: str
+    dtype: str
+    plan_reason: str
+    steps: int
+    steps_per_epoch: int
+    epochs_completed: float
+    resumed_from_step: int | None = None
+    documents: int
+    training_windows: int
+    trainable_parameters: int
+    losses: tuple[float, ...] = ()
+    seconds: float
+    seconds_per_step: float | None = None
+    provenance: Provenance = Field(default_factory=Provenance)
+
+    @property
+    def final_loss(self) -> float | None:
+        return self.losses[-1] if self.losses else None
+
+
+def read_result(out: Path, digest: str) -> AdaptResult | None:
+    """A finished result for this exact run, so a re-run is a no-op."""
+    path = out / RESULT_FILE
+    if not path.is_file():
+        return None
+    result = AdaptResult.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    if result.run_digest != digest or not (result.adapter_dir / "adapter_config.json").is_file():
+        return None
+    return result
+
+
+def finish(
+    out: Path,
+    model: Any,
+    tokenizer: Any,
+    settings: AdaptSettings,
+    plan: LoadPlan,
+    base_ref: str,
+    digest: str,
+    *,
+    losses: list[float],
+    total: int,
+    steps_per_epoch: int,
+    resumed_from: int | None,
+    seconds: float,
+    n_windows: int,
+    n_documents: int,
+) -> AdaptResult:
+    """Save the adapter atomically, write ``adapt.json``, drop the checkpoints."""
+    adapter_dir = out / ADAPTER_DIR
+    with atomic_directory(adapter_dir) as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+    trained_steps = total - (resumed_from or 0)
+    result = AdaptResult(
+        adapter_dir=adapter_dir.resolve(),
+        base_model=base_ref,
+        run_digest=digest,
+        settings=settings,
+        quantization=plan.quantization,
+        device=plan.device,
+        dtype=plan.dtype,
+        plan_reason=plan.reason,
+        steps=total,
+        steps_per_epoch=steps_per_epoch,
+        epochs_completed=round(total / steps_per_epoch, 4),
+        resumed_from_step=resumed_from,
+        documents=n_documents,
+        training_windows=n_windows,
+        trainable_parameters=sum(p.numel() for p in model.parameters() if p.requires_grad),
+        losses=tuple(round(x, 6) for x in losses),
+        seconds=round(seconds, 3),
+        seconds_per_step=round(seconds / trained_steps, 4) if trained_steps else None,
+        provenance=make_provenance(
+            source=base_ref, config_digest=digest, notes={"stage": "adapt_generator"}
+        ),
+    )
+    atomic_write_text(out / RESULT_FILE, result.model_dump_json(indent=2) + "\n")
+    shutil.rmtree(out / "checkpoints", ignore_errors=True)
+    return result

@@ -1,0 +1,157 @@
+"""``adapt_generator``: LoRA/QLoRA domain adaptation of the generator on a site's notes.
+
+The loop is deliberately plain: a fixed, seed-determined order of examples; an optimiser step
+every ``gradient_accumulation`` batches; a checkpoint every ``checkpoint_every`` steps. A
+killed run started again with the same inputs resumes from its last checkpoint and ends with
+the same adapter it would have produced uninterrupted.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from shared.errors import UsageError
+from shared.provenance import config_digest, sha256_bytes
+from site_agent.adapt.checkpoint import resume_latest, save_checkpoint
+from site_agent.adapt.data import collate, epoch_order, tokenise_documents
+from site_agent.adapt.model import attach_lora, load_base
+from site_agent.adapt.quantization import (
+    bitsandbytes_importable,
+    choose_quantization,
+    cpu_bf16_supported,
+)
+from site_agent.adapt.result import AdaptResult, finish, read_result
+from site_agent.adapt.settings import AdaptSettings
+from site_agent.models import resolve_model
+
+Progress = Callable[[int, int], None]
+"""Called after each optimiser step with (steps done, total steps)."""
+
+
+def run_digest(train_texts: Sequence[str], base_model: str, settings: AdaptSettings) -> str:
+    """What identifies a run: settings, base model and the exact training text."""
+    data = sha256_bytes("\0".join(train_texts).encode())
+    settings_json = settings.model_dump(mode="json")
+    return config_digest({"settings": settings_json, "base_model": base_model, "data": data})
+
+
+def _micro_batches(
+    order: list[int], step_in_epoch: int, settings: AdaptSettings
+) -> list[list[int]]:
+    per_step = settings.batch_size * settings.gradient_accumulation
+    chosen = order[step_in_epoch * per_step : (step_in_epoch + 1) * per_step]
+    return [chosen[i : i + settings.batch_size] for i in range(0, len(chosen), settings.batch_size)]
+
+
+def _train_step(
+    model: Any, windows: list[list[int]], batches: list[list[int]], pad_id: int
+) -> float:
+    device = next(model.parameters()).device
+    total = sum(len(b) for b in batches)
+    loss_sum = 0.0
+    for batch in batches:
+        inputs = {k: v.to(device) for k, v in collate([windows[i] for i in batch], pad_id).items()}
+        loss = model(**inputs).loss * (len(batch) / total)
+        loss.backward()
+        loss_sum += float(loss.detach())
+    return loss_sum
+
+
+def _optimiser(model: Any, settings: AdaptSettings, total_steps: int) -> tuple[Any, Any]:
+    import torch
+    from transformers import get_scheduler
+
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(
+        trainable, lr=settings.learning_rate, weight_decay=settings.weight_decay
+    )
+    scheduler = get_scheduler(settings.lr_scheduler, optimizer, settings.warmup_steps, total_steps)
+    return optimizer, scheduler
+
+
+def adapt_generator(
+    train_texts: Sequence[str],
+    base_model: str | os.PathLike[str],
+    settings: AdaptSettings,
+    out_dir: str | os.PathLike[str],
+    progress: Progress | None = None,
+) -> AdaptResult:
+    """Fine-tune LoRA adapters for ``base_model`` on ``train_texts``; save them in ``out_dir``.
+
+    Writes ``out_dir/adapter`` (``PeftModel.from_pretrained``-loadable) and
+    ``out_dir/adapt.json``; intermediate state lives in ``out_dir/checkpoints``.
+    """
+    import torch
+
+    out = Path(out_dir)
+    base_ref = str(base_model)
+    digest = run_digest(train_texts, base_ref, settings)
+    done = read_result(out, digest)
+    if done is not None:
+        return done
+    started = time.perf_counter()
+    plan = choose_quantization(
+        torch.cuda.is_available(),
+        settings.quantization,
+        bitsandbytes_importable(),
+        cpu_bf16_supported(),
+    )
+    tokenizer, model = load_base(resolve_model(base_ref), plan)
+    windows = tokenise_documents(train_texts, tokenizer, settings.max_length)
+    if not windows:
+        raise UsageError("no training text: every document is empty; fix: check the corpus")
+    torch.manual_seed(settings.seed)
+    model = attach_lora(model, settings, plan)
+    per_step = settings.batch_size * settings.gradient_accumulation
+    steps_per_epoch = math.ceil(len(windows) / per_step)
+    total = settings.epochs * steps_per_epoch
+    if settings.max_steps is not None:
+        total = min(total, settings.max_steps)
+    optimizer, scheduler = _optimiser(model, settings, total)
+    checkpoints = out / "checkpoints"
+    resumed = resume_latest(checkpoints, model, optimizer, scheduler, digest)
+    start = resumed.step if resumed else 0
+    losses = resumed.losses if resumed else []
+    model.train()
+    for step in range(start, total):
+        epoch, within = divmod(step, steps_per_epoch)
+        batches = _micro_batches(epoch_order(len(windows), settings.seed, epoch), within, settings)
+        losses.append(_train_step(model, windows, batches, tokenizer.pad_token_id))
+        torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        if (step + 1) % settings.checkpoint_every == 0 and step + 1 < total:
+            save_checkpoint(
+                checkpoints,
+                step + 1,
+                model,
+                optimizer,
+                scheduler,
+                losses,
+                digest,
+                settings.keep_checkpoints,
+            )
+        if progress is not None:
+            progress(step + 1, total)
+    return finish(
+        out,
+        model,
+        tokenizer,
+        settings,
+        plan,
+        base_ref,
+        digest,
+        losses=losses,
+        total=total,
+        steps_per_epoch=steps_per_epoch,
+        resumed_from=start if resumed else None,
+        seconds=time.perf_counter() - started,
+        n_windows=len(windows),
+        n_documents=len(train_texts),
+    )

@@ -1,0 +1,60 @@
+"""Find the encoder to fine-tune: a local folder, a model-registry name, or a HF id."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from shared.errors import ConfigError, ModelUnavailableError
+
+
+def _registry() -> Callable[[str], Path | str] | None:
+    """The generator engineer's ``site_agent.models.resolve_model``, when it is installed."""
+    try:
+        from site_agent.models import resolve_model  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        return None
+    return resolve_model  # type: ignore[no-any-return,unused-ignore]
+
+
+def resolve_backbone(name_or_path: str | Path) -> Path | str:
+    """A local model folder, registry name or HF id, turned into what ``from_pretrained`` wants.
+
+    An existing folder must hold a ``config.json``. Other names go to the model registry
+    (``site_agent.models.resolve_model``: installed registry models become their folder, HF ids
+    pass through, unknown or not-yet-fetched names raise ModelUnavailableError with the fetch
+    command). Without the registry, names pass through as HF ids, which load only from the local
+    HF cache since runs are offline.
+    """
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise ModelUnavailableError(
+                f"{path}: not a model folder (no config.json); fix: pass a folder written by "
+                "save_pretrained, a model-registry name, or a Hugging Face model id"
+            )
+        return path
+    resolve_model = _registry()
+    if resolve_model is not None:
+        return resolve_model(str(name_or_path))
+    return str(name_or_path)
+
+
+def load_fast_tokenizer(backbone: Path | str) -> Any:
+    """The backbone's *fast* tokenizer (offset mappings are needed for exact spans)."""
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(backbone)
+    except (OSError, ValueError) as exc:
+        raise ModelUnavailableError(
+            f"cannot load a tokenizer from {backbone!s}: {exc}; fix: pass a local model folder "
+            "or fetch the model first (`site-agent models fetch NAME`)"
+        ) from exc
+    if not getattr(tokenizer, "is_fast", False):
+        raise ConfigError(
+            f"the tokenizer of {backbone!s} is a slow (Python) tokenizer; the annotator needs a "
+            "fast tokenizer for character offsets; fix: save the model with its tokenizer.json"
+        )
+    return tokenizer

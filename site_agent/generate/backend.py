@@ -1,0 +1,83 @@
+"""One interface for synthesis backends, and the registry that picks one.
+
+Backends live in their own modules (``hf_backend``, ``vllm_backend``) and are imported only
+when chosen, so vLLM is never imported on a machine that will not use it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from shared.errors import ConfigError
+from site_agent.generate.settings import GenerationSettings
+
+
+@dataclass(frozen=True)
+class PromptJob:
+    """Sample ``n`` continuations of ``prompt`` with sampler seed ``seed``."""
+
+    prompt: str
+    n: int
+    seed: int
+
+
+class GenerationBackend(Protocol):
+    """Generates continuations (prompt text excluded) for a batch of jobs, in job order."""
+
+    name: str
+
+    def generate(self, jobs: Sequence[PromptJob]) -> list[list[str]]: ...
+
+    def close(self) -> None: ...
+
+
+class BackendFactory(Protocol):
+    def __call__(
+        self,
+        model: str | Path,
+        adapter: Path | None,
+        settings: GenerationSettings,
+        max_new_tokens: int,
+    ) -> GenerationBackend: ...
+
+
+_BACKENDS: dict[str, str] = {
+    "hf": "site_agent.generate.hf_backend:HFBackend",
+    "vllm": "site_agent.generate.vllm_backend:VLLMBackend",
+}
+
+
+def register_backend(name: str, target: str) -> None:
+    """Register ``module:attribute`` (a BackendFactory) under ``name``."""
+    _BACKENDS[name] = target
+
+
+def vllm_importable() -> bool:
+    return importlib.util.find_spec("vllm") is not None
+
+
+def choose_backend(cuda_available: bool, vllm_available: bool, requested: str = "auto") -> str:
+    """``auto``: vLLM where it can run (CUDA and vllm installed), else transformers."""
+    if requested == "auto":
+        return "vllm" if cuda_available and vllm_available else "hf"
+    if requested not in _BACKENDS:
+        raise ConfigError(
+            f"unknown generation backend {requested!r}; allowed: 'auto', {sorted(_BACKENDS)}"
+        )
+    if requested == "vllm" and not vllm_available:
+        raise ConfigError(
+            "generation backend 'vllm' requested but vllm is not installed; fix: install "
+            "the GPU extra (`pip install 'deid-synth[gpu]'`) or use backend 'auto' or 'hf'"
+        )
+    return requested
+
+
+def backend_factory(name: str) -> BackendFactory:
+    module, attribute = _BACKENDS[name].split(":")
+    factory: BackendFactory = getattr(importlib.import_module(module), attribute)
+    return factory

@@ -1,0 +1,82 @@
+"""The transformers backend: batched ``generate`` with left padding; CPU or GPU.
+
+The adapter is merged into the base weights once at load time, which makes sampling as fast
+as the plain model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from site_agent.generate.backend import PromptJob
+from site_agent.generate.settings import GenerationSettings
+
+
+def hf_generation_kwargs(settings: GenerationSettings, max_new_tokens: int) -> dict[str, Any]:
+    """Nucleus sampling as in the seed study; ``top_k=0`` switches top-k filtering off."""
+    return {
+        "do_sample": True,
+        "top_p": settings.top_p,
+        "temperature": settings.temperature,
+        "top_k": settings.top_k,
+        "min_new_tokens": settings.min_new_tokens,
+        "max_new_tokens": max_new_tokens,
+    }
+
+
+def _dtype(cuda: bool) -> Any:
+    import torch
+
+    from site_agent.adapt.quantization import cpu_bf16_supported
+
+    return torch.bfloat16 if cuda or cpu_bf16_supported() else torch.float32
+
+
+class HFBackend:
+    name = "hf"
+
+    def __init__(
+        self,
+        model: str | Path,
+        adapter: Path | None,
+        settings: GenerationSettings,
+        max_new_tokens: int,
+    ) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        cuda = torch.cuda.is_available()
+        self.tokenizer = AutoTokenizer.from_pretrained(model, padding_side="left")
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        loaded: Any = AutoModelForCausalLM.from_pretrained(model, dtype=_dtype(cuda))
+        if adapter is not None:
+            from peft import PeftModel
+
+            loaded = PeftModel.from_pretrained(loaded, adapter).merge_and_unload()
+        self.model = loaded.to("cuda" if cuda else "cpu").eval()
+        self.kwargs = hf_generation_kwargs(settings, max_new_tokens)
+        self.kwargs["pad_token_id"] = self.tokenizer.pad_token_id
+        self.tokens_generated = 0
+
+    def generate(self, jobs: Sequence[PromptJob]) -> list[list[str]]:
+        import torch
+
+        rows = [job.prompt for job in jobs for _ in range(job.n)]
+        torch.manual_seed(jobs[0].seed)
+        encoded = self.tokenizer(rows, return_tensors="pt", padding=True).to(self.model.device)
+        with torch.inference_mode():
+            output = self.model.generate(**encoded, **self.kwargs)
+        new_tokens = output[:, encoded["input_ids"].shape[1] :]
+        self.tokens_generated += int((new_tokens != self.tokenizer.pad_token_id).sum())
+        texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+        grouped, start = [], 0
+        for job in jobs:
+            grouped.append(texts[start : start + job.n])
+            start += job.n
+        return grouped
+
+    def close(self) -> None:
+        del self.model

@@ -1,0 +1,182 @@
+"""``generate_corpus``: sample the synthetic corpus batch by batch, resumably.
+
+Every batch of the plan is sampled with seeds derived from (seed, batch, prompt), so a run
+that is interrupted and started again produces the documents it would have produced in one
+go; batches already on disk are skipped, a torn last line is dropped and redone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from protocol import Corpus, Document
+from shared.atomic import atomic_write_text
+from shared.corpus_io.jsonl import sidecar_path
+from shared.errors import ConfigError
+from shared.provenance import config_digest, make_provenance
+from site_agent.generate.backend import (
+    GenerationBackend,
+    PromptJob,
+    backend_factory,
+    choose_backend,
+    vllm_importable,
+)
+from site_agent.generate.plan import GenerationPlan, Slot, allocate, batches, slots
+from site_agent.generate.settings import GenerationSettings
+from site_agent.generate.store import append_documents, load_done
+
+Progress = Callable[[int, int], None]
+"""Called after each saved batch with (documents done, documents planned)."""
+
+
+def derive_seed(*parts: int) -> int:
+    """A 31-bit seed that depends on every part (stable across runs and machines)."""
+    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def as_plan(
+    prompts: GenerationPlan | Sequence[str], settings: GenerationSettings
+) -> GenerationPlan:
+    """A plan as given, or one built from bare prompts (``samples_per_prompt`` each, else 1)."""
+    if isinstance(prompts, GenerationPlan):
+        return prompts
+    per_prompt = settings.samples_per_prompt or 1
+    return GenerationPlan(
+        prompts=tuple(prompts),
+        samples=allocate(len(prompts), per_prompt * len(prompts)),
+        max_new_tokens=settings.max_new_tokens or settings.min_max_new_tokens,
+    )
+
+
+def batch_jobs(
+    batch: list[Slot], batch_index: int, plan: GenerationPlan, seed: int
+) -> list[PromptJob]:
+    """The batch's slots grouped into one job per prompt (slots are prompt-major)."""
+    return [
+        PromptJob(plan.prompts[p], len(list(group)), derive_seed(seed, batch_index, p))
+        for p, group in itertools.groupby(batch, key=lambda s: s.prompt_index)
+    ]
+
+
+def _documents(batch: list[Slot], jobs: list[PromptJob], texts: list[list[str]]) -> list[Document]:
+    flat = [(job.prompt, text) for job, outs in zip(jobs, texts, strict=True) for text in outs]
+    return [
+        Document(
+            id=slot.doc_id,
+            text=f"{prompt}{text}",
+            meta={"prompt_index": slot.prompt_index, "sample_index": slot.sample_index},
+        )
+        for slot, (prompt, text) in zip(batch, flat, strict=True)
+    ]
+
+
+def _check_run(out_path: Path, digest: str) -> None:
+    """Refuse to append to a file that another run (other prompts or settings) started."""
+    marker = out_path.with_name(out_path.name + ".run.json")
+    if marker.exists():
+        found = json.loads(marker.read_text(encoding="utf-8")).get("run_digest")
+        if found != digest:
+            raise ConfigError(
+                f"{out_path}: holds documents of another generation run (other prompts, model "
+                "or settings); fix: choose a new output file or delete the old one"
+            )
+    else:
+        atomic_write_text(marker, json.dumps({"run_digest": digest}) + "\n")
+
+
+def generate_corpus(
+    prompts: GenerationPlan | Sequence[str],
+    model: str | os.PathLike[str],
+    adapter: str | os.PathLike[str] | None,
+    settings: GenerationSettings,
+    out_path: str | os.PathLike[str],
+    progress: Progress | None = None,
+    *,
+    cuda_available: bool | None = None,
+) -> Corpus:
+    """Generate the planned documents into ``out_path`` (JSONL) and return them as a Corpus."""
+    from site_agent.models import resolve_model
+
+    plan = as_plan(prompts, settings)
+    out = Path(out_path)
+    adapter_dir = Path(adapter) if adapter is not None else None
+    digest = config_digest(
+        {
+            "plan": plan.model_dump(mode="json"),
+            "model": str(model),
+            "adapter": str(adapter),
+            "settings": settings.model_dump(mode="json"),
+        }
+    )
+    _check_run(out, digest)
+    done = load_done(out)
+    backend: GenerationBackend | None = None
+    started = time.perf_counter()
+    try:
+        for index, batch in enumerate(batches(plan, settings.batch_size)):
+            if all(slot.doc_id in done for slot in batch):
+                continue
+            if backend is None:
+                backend = _open_backend(
+                    resolve_model(model), adapter_dir, settings, plan, cuda_available
+                )
+            jobs = batch_jobs(batch, index, plan, settings.seed)
+            new = [d for d in _documents(batch, jobs, backend.generate(jobs)) if d.id not in done]
+            append_documents(out, new)
+            done.update((d.id, d) for d in new)
+            if progress is not None:
+                progress(len(done), plan.total)
+    finally:
+        if backend is not None:
+            backend.close()
+    return _finish(out, plan, done, model, adapter, digest, backend, time.perf_counter() - started)
+
+
+def _open_backend(
+    model: str | Path,
+    adapter: Path | None,
+    settings: GenerationSettings,
+    plan: GenerationPlan,
+    cuda_available: bool | None,
+) -> GenerationBackend:
+    if cuda_available is None:
+        import torch
+
+        cuda_available = torch.cuda.is_available()
+    name = choose_backend(cuda_available, vllm_importable(), settings.backend)
+    return backend_factory(name)(model, adapter, settings, plan.max_new_tokens)
+
+
+def _finish(
+    out: Path,
+    plan: GenerationPlan,
+    done: dict[str, Document],
+    model: object,
+    adapter: object,
+    digest: str,
+    backend: GenerationBackend | None,
+    seconds: float,
+) -> Corpus:
+    ordered = tuple(done[s.doc_id] for s in slots(plan) if s.doc_id in done)
+    notes = {"stage": "generate_corpus", "adapter": str(adapter), "seconds": f"{seconds:.2f}"}
+    if backend is not None:
+        notes["backend"] = backend.name
+        notes["tokens_generated"] = str(getattr(backend, "tokens_generated", ""))
+    corpus = Corpus(
+        documents=ordered,
+        provenance=make_provenance(source=str(model), config_digest=digest, notes=notes),
+    )
+    meta = {
+        "schema_version": corpus.schema_version,
+        "labels": [],
+        "provenance": corpus.provenance.model_dump(mode="json"),
+    }
+    atomic_write_text(sidecar_path(out), json.dumps(meta, indent=2, ensure_ascii=False))
+    return corpus

@@ -1,0 +1,100 @@
+"""adapt_generator on a tiny Llama: saves a loadable adapter, resumes after interruption."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from peft import PeftModel
+from safetensors.torch import load_file
+from transformers import AutoModelForCausalLM
+
+from shared.errors import ConfigError
+from site_agent.adapt import AdaptSettings, adapt_generator
+
+TEXTS = [f"Paciente de {n} años ingresa en el Hospital {n % 3} con fiebre." for n in range(24)]
+FAST = AdaptSettings(
+    batch_size=4, max_steps=4, checkpoint_every=2, learning_rate=1e-2, max_length=32
+)
+
+
+class Interrupted(Exception):
+    pass
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.tiny_models import tiny_causal_lm
+
+    return tiny_causal_lm(tmp_path_factory.mktemp("base") / "llama", TEXTS)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(base: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("full")
+    adapt_generator(TEXTS, base, FAST, out)
+    return out
+
+
+def _weights(out: Path) -> dict[str, torch.Tensor]:
+    return load_file(str(out / "adapter" / "adapter_model.safetensors"))
+
+
+def test_adapter_is_saved_with_provenance_and_loads(base: Path, uninterrupted: Path) -> None:
+    record = json.loads((uninterrupted / "adapt.json").read_text())
+    assert record["steps"] == 4 and len(record["losses"]) == 4
+    assert record["device"] == "cpu" and record["quantization"] == "none"
+    assert record["settings"]["lora_r"] == 8
+    assert record["provenance"]["config_digest"] == record["run_digest"]
+    assert not (uninterrupted / "checkpoints").exists()
+    model = PeftModel.from_pretrained(
+        AutoModelForCausalLM.from_pretrained(base), uninterrupted / "adapter"
+    )
+    assert any("lora_A" in name for name, _ in model.named_parameters())
+    lora_b = [w for k, w in _weights(uninterrupted).items() if "lora_B" in k]
+    assert lora_b and any(w.abs().sum() > 0 for w in lora_b)  # training moved the adapter
+
+
+def test_interrupted_run_resumes_from_checkpoint_and_matches(
+    base: Path, uninterrupted: Path, tmp_path: Path
+) -> None:
+    def stop_after_three(done: int, total: int) -> None:
+        if done == 3:
+            raise Interrupted
+
+    with pytest.raises(Interrupted):
+        adapt_generator(TEXTS, base, FAST, tmp_path, progress=stop_after_three)
+    assert [p.name for p in (tmp_path / "checkpoints").iterdir()] == ["step-0000002"]
+    seen: list[int] = []
+    result = adapt_generator(TEXTS, base, FAST, tmp_path, progress=lambda d, t: seen.append(d))
+    assert result.resumed_from_step == 2
+    assert seen == [3, 4]
+    expected = _weights(uninterrupted)
+    resumed = _weights(tmp_path)
+    assert expected.keys() == resumed.keys()
+    for key in expected:
+        torch.testing.assert_close(resumed[key], expected[key])
+    full = json.loads((uninterrupted / "adapt.json").read_text())["losses"]
+    assert result.losses == pytest.approx(full, abs=1e-5)
+
+
+def test_finished_run_is_not_trained_again(base: Path, uninterrupted: Path) -> None:
+    calls: list[int] = []
+    result = adapt_generator(
+        TEXTS, base, FAST, uninterrupted, progress=lambda d, t: calls.append(d)
+    )
+    assert calls == [] and result.steps == 4
+
+
+def test_checkpoint_from_other_settings_is_refused(base: Path, tmp_path: Path) -> None:
+    def stop(done: int, total: int) -> None:
+        if done == 2:
+            raise Interrupted
+
+    with pytest.raises(Interrupted):
+        adapt_generator(TEXTS, base, FAST, tmp_path, progress=stop)
+    changed = FAST.model_copy(update={"learning_rate": 5e-3})
+    with pytest.raises(ConfigError, match="other settings"):
+        adapt_generator(TEXTS, base, changed, tmp_path)

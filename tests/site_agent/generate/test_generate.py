@@ -1,0 +1,138 @@
+"""generate_corpus: ids, counts, provenance; resuming after a kill loses and repeats nothing."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from shared.corpus_io import read_corpus
+from shared.errors import ConfigError, CorpusFormatError
+from site_agent.generate import GenerationPlan, GenerationSettings, generate_corpus
+from site_agent.generate import backend as backend_registry
+from site_agent.generate.store import load_done
+from tests.site_agent.generate import fake_backend
+
+PLAN = GenerationPlan(
+    prompts=("Paciente de 70", "Mujer de 45", "Ingresa en"), samples=(3, 2, 2), max_new_tokens=50
+)
+FAKE = GenerationSettings(backend="fake", batch_size=2, seed=11)
+
+
+class Killed(Exception):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def fake_registered() -> Iterator[None]:
+    backend_registry.register_backend("fake", "tests.site_agent.generate.fake_backend:FakeBackend")
+    fake_backend.OPENED.clear()
+    yield
+    backend_registry._BACKENDS.pop("fake", None)
+
+
+def _lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _kill_after(batches: int) -> Callable[[int, int], None]:
+    calls: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        calls.append(done)
+        if len(calls) == batches:
+            raise Killed
+
+    return progress
+
+
+def test_all_planned_documents_with_deterministic_ids(tmp_path: Path) -> None:
+    corpus = generate_corpus(PLAN, tmp_path, None, FAKE, tmp_path / "syn.jsonl")
+    expected = ["syn-0-0", "syn-0-1", "syn-0-2", "syn-1-0", "syn-1-1", "syn-2-0", "syn-2-1"]
+    assert [d.id for d in corpus.documents] == expected
+    for doc in corpus.documents:
+        prompt = PLAN.prompts[doc.meta["prompt_index"]]  # type: ignore[index]
+        assert doc.text.startswith(prompt + " continuation")
+    assert len({d.text for d in corpus.documents}) == len(expected)  # distinct samples
+    reread = read_corpus(tmp_path / "syn.jsonl")
+    assert reread.documents == corpus.documents
+    assert reread.provenance.notes["backend"] == "fake"
+
+
+def test_killed_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None:
+    reference = generate_corpus(PLAN, "org/tiny", None, FAKE, tmp_path / "ref.jsonl")
+    out = tmp_path / "syn.jsonl"
+    with pytest.raises(Killed):
+        generate_corpus(PLAN, "org/tiny", None, FAKE, out, progress=_kill_after(2))
+    assert len(_lines(out)) == 4
+    corpus = generate_corpus(PLAN, "org/tiny", None, FAKE, out)
+    ids = [str(row["id"]) for row in _lines(out)]
+    assert Counter(ids).most_common(1)[0][1] == 1
+    assert sorted(ids) == sorted(d.id for d in reference.documents)
+    assert corpus.documents == reference.documents  # same seeds: same documents
+
+
+def test_torn_last_line_is_dropped_and_regenerated(tmp_path: Path) -> None:
+    out = tmp_path / "syn.jsonl"
+    with pytest.raises(Killed):
+        generate_corpus(PLAN, "org/tiny", None, FAKE, out, progress=_kill_after(1))
+    with out.open("a", encoding="utf-8") as handle:
+        handle.write('{"id": "syn-0-2", "text": "Paciente de 70 half-writ')
+    assert set(load_done(out)) == {"syn-0-0", "syn-0-1"}
+    assert out.read_text(encoding="utf-8").endswith("}\n")
+    corpus = generate_corpus(PLAN, "org/tiny", None, FAKE, out)
+    assert len(corpus) == PLAN.total
+    assert len(_lines(out)) == PLAN.total
+
+
+def test_complete_run_does_not_load_the_model_again(tmp_path: Path) -> None:
+    generate_corpus(PLAN, "org/tiny", None, FAKE, tmp_path / "syn.jsonl")
+    generate_corpus(PLAN, "org/tiny", None, FAKE, tmp_path / "syn.jsonl")
+    assert fake_backend.OPENED == ["org/tiny"]
+
+
+def test_corruption_inside_the_file_names_the_line(tmp_path: Path) -> None:
+    out = tmp_path / "syn.jsonl"
+    generate_corpus(PLAN, "org/tiny", None, FAKE, out)
+    lines = out.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[2] = "not json\n"
+    out.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match=r"syn\.jsonl:3"):
+        load_done(out)
+
+
+def test_other_run_in_the_same_file_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "syn.jsonl"
+    generate_corpus(PLAN, "org/tiny", None, FAKE, out)
+    with pytest.raises(ConfigError, match="another generation run"):
+        generate_corpus(PLAN, "org/tiny", None, FAKE.model_copy(update={"seed": 12}), out)
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.tiny_models import tiny_causal_lm
+
+    return tiny_causal_lm(tmp_path_factory.mktemp("lm") / "llama", list(PLAN.prompts))
+
+
+def test_hf_backend_generates_the_planned_corpus_and_resumes(
+    tiny_llama: Path, tmp_path: Path
+) -> None:
+    settings = GenerationSettings(backend="hf", batch_size=3, seed=5, min_new_tokens=2)
+    plan = PLAN.model_copy(update={"max_new_tokens": 6})
+    out = tmp_path / "syn.jsonl"
+    with pytest.raises(Killed):
+        generate_corpus(plan, tiny_llama, None, settings, out, progress=_kill_after(1))
+    corpus = generate_corpus(plan, tiny_llama, None, settings, out)
+    assert [d.id for d in corpus.documents] == [
+        f"syn-{p}-{s}" for p, n in enumerate(plan.samples) for s in range(n)
+    ]
+    for doc in corpus.documents:
+        assert doc.text.startswith(plan.prompts[doc.meta["prompt_index"]])  # type: ignore[index]
+        assert len(doc.text) > len(plan.prompts[doc.meta["prompt_index"]])  # type: ignore[index]
+    uninterrupted = generate_corpus(plan, tiny_llama, None, settings, tmp_path / "ref.jsonl")
+    assert [d.text for d in corpus.documents] == [d.text for d in uninterrupted.documents]
+    assert int(corpus.provenance.notes["tokens_generated"]) > 0
