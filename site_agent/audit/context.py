@@ -15,7 +15,8 @@ from protocol.audit import CanarySet
 from shared.errors import ConfigError
 from site_agent.audit.grams import GramTable, build_gram_table
 from site_agent.audit.policy import AuditPolicy
-from site_agent.audit.tokens import TokenStream, token_stream, word_stream
+from site_agent.audit.subword import token_stream
+from site_agent.audit.tokens import TokenStream, word_stream
 
 Side = Literal["real", "synthetic"]
 Unit = Literal["words", "tokens"]
