@@ -57,6 +57,11 @@ def apply_filters(
 ) -> tuple[np.ndarray, dict[str, int], dict[str, int]]:
     """(kept mask, documents dropped per first reason, documents flagged per filter)."""
     registry = filters()
+    unknown = [name for name in context.policy.filters.enabled if name not in registry]
+    if unknown:
+        raise ConfigError(
+            f"unknown filter(s) {unknown} in policy.filters.enabled; known: {sorted(registry)}"
+        )
     alive = np.ones(len(context.synthetic.documents), dtype=bool)
     dropped: dict[str, int] = {}
     flagged: dict[str, int] = {}
