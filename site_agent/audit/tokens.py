@@ -266,6 +266,21 @@ def assemble(
     )
 
 
+def concat_streams(parts: Sequence[TokenStream]) -> TokenStream:
+    """One stream from streams of consecutive runs of documents."""
+    if len(parts) == 1:
+        return parts[0]
+    offsets = [parts[0].doc_offsets]
+    for part in parts[1:]:
+        offsets.append(part.doc_offsets[1:] + offsets[-1][-1])
+    pii = [p.in_pii for p in parts]
+    return TokenStream(
+        hashes=np.concatenate([p.hashes for p in parts]),
+        doc_offsets=np.concatenate(offsets),
+        in_pii=None if any(x is None for x in pii) else np.concatenate(pii),  # type: ignore[arg-type]
+    )
+
+
 def word_hash(word: str) -> int:
     """The hash :func:`word_stream` gives ``word`` (one word, already lower-cased)."""
     data = np.frombuffer(word.encode("utf-8", "surrogatepass"), dtype=np.uint8)
