@@ -198,7 +198,8 @@ def main() -> None:
     parser.add_argument("--worker", nargs=3, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(*args.worker, args.workers)
+        real_path, synth_path, out = args.worker
+        worker(real_path, synth_path, out, args.workers)
         return
     args.cache.mkdir(parents=True, exist_ok=True)
     real_path, synth_path = make_corpora(args.scale, args.cache)
