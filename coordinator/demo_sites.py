@@ -171,6 +171,6 @@ def train_site_annotator(
         gold,
         None,
         base_model,
-        NerSettings(epochs=epochs, learning_rate=1e-3),
+        NerSettings(epochs=epochs, learning_rate=1e-3, batch_size=4),
         site.site_dir / "annotator",
     )

@@ -25,6 +25,7 @@ def settings_for(world: World, out: Path, **overrides: object) -> FederationSett
         "fedavg_rounds": 2,
         "train_epochs": 6,
         "learning_rate": 1e-3,
+        "batch_size": 4,
         "bootstrap": 30,
         **overrides,
     }
