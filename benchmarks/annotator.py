@@ -59,13 +59,9 @@ def _load(data: Path, split: str, max_docs: int | None) -> Corpus:
 
 
 def _test_scores(gold: Corpus, pred: Corpus) -> dict[str, float]:
-    """Token/exact/overlap F1 and leakage: shared.metrics when merged, else the interim scorer."""
-    try:
-        from shared.metrics import evaluate
-    except ImportError:
-        from site_agent.annotate.scoring import corpus_scores
+    """Token F1 (seqeval), exact/overlap span F1 and document leakage from shared.metrics."""
+    from shared.metrics import evaluate
 
-        return corpus_scores(gold, pred)
     report = evaluate(gold, pred)
     return {
         "test_token_f1": report.token.micro.f1,
@@ -85,7 +81,7 @@ def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[st
         grad_accumulation=args.grad_accumulation,
         group_by_length=not args.no_group_by_length,
         num_threads=args.num_threads,
-        bf16=args.bf16,
+        bf16={"auto": None, "on": True, "off": False}[args.bf16],
     )
     train, dev, test = (_load(args.data, s, args.max_docs) for s in ("train", "dev", "test"))
     result = train_annotator(train, dev, backbone, settings, work / "model")
@@ -127,7 +123,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-batch-size", type=int, default=32)
     parser.add_argument("--num-threads", type=int, default=None)
     parser.add_argument("--no-group-by-length", action="store_true")
-    parser.add_argument("--bf16", action="store_true")
+    parser.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
+                        help="bfloat16 autocast (auto: where the hardware has it)")  # fmt: skip
     parser.add_argument("--work", type=Path, default=None, help="where models are written")
     return parser.parse_args(argv)
 

@@ -6,20 +6,18 @@ predicted tags are decoded back to exact, non-overlapping character spans on wor
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from protocol import Corpus, Document, Span
+from protocol import Corpus
 from protocol.annotator import AnnotatorRecord, AnnotatorSettings
 from shared.errors import ModelUnavailableError
-from shared.ner_tokens import decode_token_predictions, unchunk_spans
 from shared.provenance import config_digest, make_provenance, sha256_file
 from site_agent.annotate.backbone import load_fast_tokenizer
-from site_agent.annotate.features import encode_corpus
-from site_agent.annotate.loop import Progress, predict
+from site_agent.annotate.features import encode_corpus, predicted_documents
+from site_agent.annotate.loop import Progress, predict, resolve_bf16
 from site_agent.annotate.train import RECORD_FILE
 
 
@@ -61,22 +59,13 @@ def machine_annotate(
     chunks = encode_corpus(corpus, tokenizer, settings.chunk_words, settings.max_length)
     wordy = [c for c in chunks if c.has_words]
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    bf16 = resolve_bf16(settings.bf16, next(model.parameters()).device)
     predicted = predict(
-        model, wordy, batch_size=batch_size, pad_id=pad, bf16=settings.bf16,
+        model, wordy, batch_size=batch_size, pad_id=pad, bf16=bf16,
         stage="machine annotation", progress=progress,
     )  # fmt: skip
-    per_doc: dict[int, list[tuple[Any, list[Span]]]] = defaultdict(list)
-    for chunk, pred in zip(wordy, predicted, strict=True):
-        spans = decode_token_predictions(
-            chunk.chunk.text, chunk.offsets, pred, id2label, chunk.special
-        )
-        per_doc[chunk.doc].append((chunk.chunk, spans))
-    documents = tuple(
-        doc.model_copy(update={"spans": tuple(unchunk_spans(per_doc.get(i, [])))})
-        for i, doc in enumerate(corpus.documents)
-    )
     return Corpus(
-        documents=tuple(Document.model_validate(d.model_dump()) for d in documents),
+        documents=predicted_documents(corpus, wordy, predicted, id2label),
         labels=_entity_labels(id2label),
         provenance=_provenance(model_dir, record, corpus),
     )

@@ -17,7 +17,6 @@ import torch
 
 from protocol import Corpus
 from protocol.annotator import (
-    AnnotatorMetrics,
     AnnotatorRecord,
     AnnotatorResult,
     AnnotatorSettings,
@@ -25,12 +24,12 @@ from protocol.annotator import (
 )
 from shared.atomic import atomic_directory, atomic_write_text
 from shared.errors import UsageError
-from shared.ner_tokens import IGNORE, iob2_labels
+from shared.ner_tokens import iob2_labels
 from shared.provenance import config_digest, make_provenance
 from site_agent.annotate.backbone import load_fast_tokenizer, resolve_backbone
 from site_agent.annotate.features import EncodedChunk, encode_corpus
-from site_agent.annotate.loop import Progress, predict, train_epoch
-from site_agent.annotate.scoring import score_tags
+from site_agent.annotate.loop import Progress, resolve_bf16, train_epoch
+from site_agent.annotate.validate import ValidationSet, validation_metrics
 
 RECORD_FILE = "annotator.json"
 
@@ -74,21 +73,6 @@ def _optimiser(model: Any, settings: AnnotatorSettings, steps: int) -> tuple[Any
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, scale)
 
 
-def evaluate_chunks(
-    model: Any, chunks: list[EncodedChunk], tags: list[str], settings: AnnotatorSettings, pad: int
-) -> AnnotatorMetrics:
-    """Scores on the first sub-token of every word of labelled chunks."""
-    predicted = predict(
-        model, chunks, batch_size=settings.eval_batch_size, pad_id=pad, bf16=settings.bf16
-    )
-    gold_seqs, pred_seqs = [], []
-    for chunk, pred in zip(chunks, predicted, strict=True):
-        keep = [i for i, lab in enumerate(chunk.labels or []) if lab != IGNORE]
-        gold_seqs.append([tags[(chunk.labels or [])[i]] for i in keep])
-        pred_seqs.append([tags[pred[i]] for i in keep])
-    return score_tags(gold_seqs, pred_seqs)
-
-
 def _encode(corpus: Corpus, tokenizer: Any, settings: AnnotatorSettings, tags: list[str]) -> Any:
     label2id = {t: i for i, t in enumerate(tags)}
     chunks = encode_corpus(corpus, tokenizer, settings.chunk_words, settings.max_length, label2id)
@@ -119,11 +103,15 @@ def train_annotator(
     train_chunks = _encode(train, tokenizer, settings, tags)
     if not train_chunks:
         raise UsageError("the training corpus has no words; fix: pass a non-empty corpus")
-    val_chunks = _encode(validation, tokenizer, settings, tags) if validation else []
+    val = (
+        ValidationSet(validation, _encode(validation, tokenizer, settings, tags))
+        if validation
+        else None
+    )
     encoded_at = time.perf_counter()
     model = _load_model(backbone, tags).to(device)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    epochs, best_epoch = _fit(model, train_chunks, val_chunks, tags, settings, pad, progress)
+    epochs, best_epoch = _fit(model, train_chunks, val, tags, settings, pad, progress)
     record = AnnotatorRecord(
         base_model=str(base_model),
         labels=tuple(entity_labels),
@@ -133,8 +121,9 @@ def train_annotator(
         best_epoch=best_epoch,
         epochs=tuple(epochs),
         train_chunks=len(train_chunks),
-        validation_chunks=len(val_chunks),
+        validation_chunks=len(val.chunks) if val else 0,
         device=device.type,
+        bf16=resolve_bf16(settings.bf16, device),
         timings={
             "encode_seconds": encoded_at - started,
             "train_seconds": sum(e.train_seconds for e in epochs),
@@ -155,7 +144,7 @@ def train_annotator(
 def _fit(
     model: Any,
     train_chunks: list[EncodedChunk],
-    val_chunks: list[EncodedChunk],
+    validation: ValidationSet | None,
     tags: list[str],
     settings: AnnotatorSettings,
     pad: int,
@@ -165,6 +154,7 @@ def _fit(
     steps = settings.epochs * -(-len(train_chunks) // settings.batch_size)
     optimizer, scheduler = _optimiser(model, settings, steps)
     rng = random.Random(settings.seed)
+    bf16 = resolve_bf16(settings.bf16, next(model.parameters()).device)
     epochs: list[EpochRecord] = []
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None
     for epoch in range(1, settings.epochs + 1):
@@ -172,11 +162,11 @@ def _fit(
         loss = train_epoch(
             model, train_chunks, optimizer, scheduler,
             micro_batch=settings.micro_batch, accumulation=settings.grad_accumulation,
-            pad_id=pad, rng=rng, group_by_length=settings.group_by_length, bf16=settings.bf16,
+            pad_id=pad, rng=rng, group_by_length=settings.group_by_length, bf16=bf16,
             stage=f"epoch {epoch}/{settings.epochs}", progress=progress,
         )  # fmt: skip
         t1 = time.perf_counter()
-        metrics = evaluate_chunks(model, val_chunks, tags, settings, pad) if val_chunks else None
+        metrics = validation_metrics(model, validation, tags, settings, pad) if validation else None
         epochs.append(
             EpochRecord(
                 epoch=epoch,

@@ -20,6 +20,7 @@ from site_agent.audit.tokens import TokenStream, token_stream, word_stream
 Side = Literal["real", "synthetic"]
 Unit = Literal["words", "tokens"]
 ExtraSurface = str | tuple[str, str]
+_BASE_N = 3  # longer n-grams are only looked up where all their 3-gram windows matched
 
 
 def load_tokenizer(path: str | Path) -> Any:
@@ -89,7 +90,8 @@ class AuditContext:
     def gram_table(self, unit: Unit, n: int) -> GramTable:
         key = (unit, n)
         if key not in self._tables:
+            base = self.gram_table(unit, _BASE_N) if n > _BASE_N else None
             self._tables[key] = build_gram_table(
-                self.stream("real", unit), self.stream("synthetic", unit), n
+                self.stream("real", unit), self.stream("synthetic", unit), n, base
             )
         return self._tables[key]
