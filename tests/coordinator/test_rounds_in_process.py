@@ -70,7 +70,7 @@ def test_matrix_cell_equals_metrics_computed_directly(
 ) -> None:
     report, _, out = happy
     site = world.sites["site-b"]
-    gold = read_corpus(site.site_dir / "data" / "test.jsonl")
+    gold = read_corpus(site.site_dir / "01-split" / "test.jsonl")
     mapping = aggregate.LabelMapping.model_validate_json(world.mapping.read_text())
     gold_shared = aggregate.harmonise(gold, mapping, report.labels)
     predicted = aggregate.machine_annotate(out / "models" / "pooled", gold_shared)
