@@ -6,7 +6,7 @@ import typer
 
 from shared.cli_support import register_commands, run_app
 
-COMMANDS = ("validate", "evaluate", "models", "audit")
+COMMANDS = ("init", "validate", "synthesize", "audit", "evaluate", "models", "join")
 
 app = typer.Typer(
     name="site-agent",

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
-from transformers import PreTrainedTokenizerFast
+from transformers import PreTrainedModel, PreTrainedTokenizerFast
 
 SAMPLE_TEXT = (
     "Paciente de 70 años, varón, ingresa en el Hospital General de Madrid el 12/12/2016. "
@@ -102,6 +102,7 @@ def tiny_causal_lm(
         "eos_token_id": tokenizer.eos_token_id,
         "pad_token_id": tokenizer.pad_token_id,
     }
+    model: PreTrainedModel
     if arch == "llama":
         from transformers import LlamaConfig, LlamaForCausalLM
 

@@ -8,12 +8,21 @@ a span), so nothing is truncated unless a single word or span alone is too long.
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from protocol import Corpus
-from shared.ner_tokens import IGNORE, TextChunk, chunk_document, encode_token_labels, split_words
+from protocol import Corpus, Document, Span
+from shared.ner_tokens import (
+    IGNORE,
+    TextChunk,
+    chunk_document,
+    decode_token_predictions,
+    encode_token_labels,
+    split_words,
+    unchunk_spans,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -154,3 +163,32 @@ def collate(chunks: Sequence[EncodedChunk], pad_id: int) -> dict[str, torch.Tens
     if any(c.labels is not None for c in chunks):
         batch["labels"] = labels
     return batch
+
+
+def predicted_documents(
+    corpus: Corpus,
+    chunks: Sequence[EncodedChunk],
+    predictions: Sequence[Sequence[int]],
+    id2label: dict[int, str],
+) -> tuple[Document, ...]:
+    """``corpus``'s documents with spans decoded from per-token predictions on its chunks.
+
+    Chunks never cut a span and decoded spans stay inside their chunk, so the re-offset spans
+    of one document never overlap; documents without predicted chunks get no spans.
+    """
+    per_doc: dict[int, list[tuple[TextChunk, list[Span]]]] = defaultdict(list)
+    for chunk, pred in zip(chunks, predictions, strict=True):
+        spans = decode_token_predictions(
+            chunk.chunk.text, chunk.offsets, pred, id2label, chunk.special
+        )
+        per_doc[chunk.doc].append((chunk.chunk, spans))
+    return tuple(
+        Document(
+            id=doc.id,
+            text=doc.text,
+            spans=tuple(unchunk_spans(per_doc.get(index, []))),
+            source=doc.source,
+            meta=doc.meta,
+        )
+        for index, doc in enumerate(corpus.documents)
+    )

@@ -20,6 +20,16 @@ Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as work advances (e.g. ``"epoch 2/6"``, 40, 120)."""
 
 
+def resolve_bf16(flag: bool | None, device: torch.device) -> bool:
+    """Whether to autocast to bfloat16: the explicit flag, else native hardware support."""
+    if flag is not None:
+        return flag
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in checks)
+
+
 def autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextManager[Any]:
     """bfloat16 autocast when asked for, else a no-op."""
     if not bf16:

@@ -1,8 +1,9 @@
 """Validation scores of an annotator on IOB2 word tags.
 
-Interim scorer until ``shared/metrics`` (the metrics engineer's token/span metrics) is merged:
+Cheap per-epoch scores on the tags of the first sub-token of each word, with no decoding:
 token-level micro scores over words (one unit per word, label must match, ``O`` excluded) and
-seqeval's entity-level scores on the same tag sequences.
+seqeval's entity-level scores on the same tag sequences. Span-level scores come from
+``shared.metrics`` (see ``validate.py``).
 """
 
 from __future__ import annotations
@@ -10,9 +11,8 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
-from protocol import Corpus, Span
 from protocol.annotator import AnnotatorMetrics
-from shared.ner_tokens import OUTSIDE, split_words, word_tags
+from shared.ner_tokens import OUTSIDE
 
 
 def _ratio(num: float, den: float) -> float:
@@ -61,52 +61,3 @@ def score_tags(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> 
         entity_f1=entity[2],
         support=int(support),
     )
-
-
-def _overlap_matches(gold: Sequence[Span], pred: Sequence[Span]) -> int:
-    """One-to-one, label-consistent matches, greedily by largest intersection."""
-    pairs = sorted(
-        (
-            (min(g.end, p.end) - max(g.start, p.start), i, j)
-            for i, g in enumerate(gold)
-            for j, p in enumerate(pred)
-            if g.label == p.label and g.start < p.end and p.start < g.end
-        ),
-        reverse=True,
-    )
-    used_gold: set[int] = set()
-    used_pred: set[int] = set()
-    for _, i, j in pairs:
-        if i not in used_gold and j not in used_pred:
-            used_gold.add(i)
-            used_pred.add(j)
-    return len(used_gold)
-
-
-def _f1(tp: int, predicted: int, gold: int) -> float:
-    return _ratio(2 * tp, predicted + gold)
-
-
-def corpus_scores(gold: Corpus, pred: Corpus) -> dict[str, float]:
-    """Interim test scores (until shared/metrics is merged): seqeval F1 on word tags, span
-    exact/overlap micro F1, and document leakage (share of documents with a missed span)."""
-    predicted = pred.by_id()
-    gold_tags, pred_tags = [], []
-    exact = overlap = n_gold = n_pred = leaked = 0
-    for doc in gold.documents:
-        spans = predicted[doc.id].spans
-        words = split_words(doc.text)
-        gold_tags.append(word_tags(words, doc.spans))
-        pred_tags.append(word_tags(words, spans))
-        exact += len({(s.start, s.end, s.label) for s in doc.spans} & set(
-            (s.start, s.end, s.label) for s in spans))  # fmt: skip
-        matched = _overlap_matches(doc.spans, spans)
-        overlap += matched
-        leaked += matched < len(doc.spans)
-        n_gold, n_pred = n_gold + len(doc.spans), n_pred + len(spans)
-    return {
-        "test_token_f1": score_tags(gold_tags, pred_tags).entity_f1,
-        "exact_f1": _f1(exact, n_pred, n_gold),
-        "overlap_f1": _f1(overlap, n_pred, n_gold),
-        "doc_leakage": _ratio(leaked, len(gold.documents)),
-    }

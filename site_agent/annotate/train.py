@@ -8,6 +8,7 @@ with ``annotator.json`` recording how it was made.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from pathlib import Path
@@ -17,7 +18,6 @@ import torch
 
 from protocol import Corpus
 from protocol.annotator import (
-    AnnotatorMetrics,
     AnnotatorRecord,
     AnnotatorResult,
     AnnotatorSettings,
@@ -25,20 +25,29 @@ from protocol.annotator import (
 )
 from shared.atomic import atomic_directory, atomic_write_text
 from shared.errors import UsageError
-from shared.ner_tokens import IGNORE, iob2_labels
+from shared.ner_tokens import iob2_labels
 from shared.provenance import config_digest, make_provenance
 from site_agent.annotate.backbone import load_fast_tokenizer, resolve_backbone
 from site_agent.annotate.features import EncodedChunk, encode_corpus
-from site_agent.annotate.loop import Progress, predict, train_epoch
-from site_agent.annotate.scoring import score_tags
+from site_agent.annotate.loop import Progress, resolve_bf16, train_epoch
+from site_agent.annotate.validate import ValidationSet, validation_metrics
 
 RECORD_FILE = "annotator.json"
 
 
+def idle_cores() -> int:
+    """CPUs this process may use that the 1-minute load average says are idle (at least 1)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        busy = round(os.getloadavg()[0])
+    except OSError:
+        busy = 0
+    return max(1, (cores or 1) - busy)
+
+
 def configure_torch(settings: AnnotatorSettings) -> torch.device:
     """Seed everything, set the CPU thread count, and pick CUDA when present."""
-    if settings.num_threads is not None:
-        torch.set_num_threads(settings.num_threads)
+    torch.set_num_threads(settings.num_threads or idle_cores())
     torch.manual_seed(settings.seed)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
@@ -74,21 +83,6 @@ def _optimiser(model: Any, settings: AnnotatorSettings, steps: int) -> tuple[Any
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, scale)
 
 
-def evaluate_chunks(
-    model: Any, chunks: list[EncodedChunk], tags: list[str], settings: AnnotatorSettings, pad: int
-) -> AnnotatorMetrics:
-    """Scores on the first sub-token of every word of labelled chunks."""
-    predicted = predict(
-        model, chunks, batch_size=settings.eval_batch_size, pad_id=pad, bf16=settings.bf16
-    )
-    gold_seqs, pred_seqs = [], []
-    for chunk, pred in zip(chunks, predicted, strict=True):
-        keep = [i for i, lab in enumerate(chunk.labels or []) if lab != IGNORE]
-        gold_seqs.append([tags[(chunk.labels or [])[i]] for i in keep])
-        pred_seqs.append([tags[pred[i]] for i in keep])
-    return score_tags(gold_seqs, pred_seqs)
-
-
 def _encode(corpus: Corpus, tokenizer: Any, settings: AnnotatorSettings, tags: list[str]) -> Any:
     label2id = {t: i for i, t in enumerate(tags)}
     chunks = encode_corpus(corpus, tokenizer, settings.chunk_words, settings.max_length, label2id)
@@ -119,11 +113,15 @@ def train_annotator(
     train_chunks = _encode(train, tokenizer, settings, tags)
     if not train_chunks:
         raise UsageError("the training corpus has no words; fix: pass a non-empty corpus")
-    val_chunks = _encode(validation, tokenizer, settings, tags) if validation else []
+    val = (
+        ValidationSet(validation, _encode(validation, tokenizer, settings, tags))
+        if validation
+        else None
+    )
     encoded_at = time.perf_counter()
     model = _load_model(backbone, tags).to(device)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    epochs, best_epoch = _fit(model, train_chunks, val_chunks, tags, settings, pad, progress)
+    epochs, best_epoch = _fit(model, train_chunks, val, tags, settings, pad, progress)
     record = AnnotatorRecord(
         base_model=str(base_model),
         labels=tuple(entity_labels),
@@ -133,8 +131,11 @@ def train_annotator(
         best_epoch=best_epoch,
         epochs=tuple(epochs),
         train_chunks=len(train_chunks),
-        validation_chunks=len(val_chunks),
+        validation_chunks=len(val.chunks) if val else 0,
         device=device.type,
+        bf16=resolve_bf16(settings.bf16, device),
+        grad_accumulation=settings.accumulation_for(device.type == "cuda"),
+        num_threads=torch.get_num_threads(),
         timings={
             "encode_seconds": encoded_at - started,
             "train_seconds": sum(e.train_seconds for e in epochs),
@@ -155,7 +156,7 @@ def train_annotator(
 def _fit(
     model: Any,
     train_chunks: list[EncodedChunk],
-    val_chunks: list[EncodedChunk],
+    validation: ValidationSet | None,
     tags: list[str],
     settings: AnnotatorSettings,
     pad: int,
@@ -165,18 +166,21 @@ def _fit(
     steps = settings.epochs * -(-len(train_chunks) // settings.batch_size)
     optimizer, scheduler = _optimiser(model, settings, steps)
     rng = random.Random(settings.seed)
+    device = next(model.parameters()).device
+    bf16 = resolve_bf16(settings.bf16, device)
+    accumulation = settings.accumulation_for(device.type == "cuda")
     epochs: list[EpochRecord] = []
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None
     for epoch in range(1, settings.epochs + 1):
         t0 = time.perf_counter()
         loss = train_epoch(
             model, train_chunks, optimizer, scheduler,
-            micro_batch=settings.micro_batch, accumulation=settings.grad_accumulation,
-            pad_id=pad, rng=rng, group_by_length=settings.group_by_length, bf16=settings.bf16,
+            micro_batch=settings.batch_size // accumulation, accumulation=accumulation,
+            pad_id=pad, rng=rng, group_by_length=settings.group_by_length, bf16=bf16,
             stage=f"epoch {epoch}/{settings.epochs}", progress=progress,
         )  # fmt: skip
         t1 = time.perf_counter()
-        metrics = evaluate_chunks(model, val_chunks, tags, settings, pad) if val_chunks else None
+        metrics = validation_metrics(model, validation, tags, settings, pad) if validation else None
         epochs.append(
             EpochRecord(
                 epoch=epoch,

@@ -14,10 +14,9 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from faker import Faker
 
 from protocol import Corpus, Document, Span
 from protocol.audit import Canary, CanaryKind, CanarySet
@@ -26,9 +25,13 @@ from shared.provenance import tool_version
 from site_agent.audit.context import AuditContext
 from site_agent.audit.digest import corpus_sha256
 from site_agent.audit.grams import ngrams_of
-from site_agent.audit.pii_echo import build_automaton, normalise_surface, scan
+from site_agent.audit.pii_echo import normalise_surface
 from site_agent.audit.registry import register_measure
+from site_agent.audit.surfaces import SurfaceIndex
 from site_agent.audit.tokens import word_hash
+
+if TYPE_CHECKING:
+    from faker import Faker
 
 CONTEXT_N = 5
 
@@ -131,9 +134,11 @@ def plant_canaries(
     if k < 1:
         raise UsageError(f"--plant-canaries must be >= 1, got {k}")
     rng = random.Random(seed)
+    from faker import Faker  # only planting needs it
+
     fake = Faker(locale)
     fake.seed_instance(seed)
-    haystack = "\n".join(normalise_surface(d.text) for d in corpus.documents)
+    haystack = f" {' '.join(normalise_surface(d.text) for d in corpus.documents)} "
     values: dict[tuple[int, int], tuple[CanaryKind, str]] = {}
     taken: set[str] = set()
     for kind, d, s in _choose(corpus, k, rng):
@@ -141,7 +146,7 @@ def plant_canaries(
         for _ in range(100):
             value = KINDS[kind].fake(fake, rng, doc.surface(doc.spans[s]))
             key = normalise_surface(value)
-            if key not in taken and key not in haystack:
+            if key not in taken and f" {key} " not in haystack:
                 break
         else:
             raise UsageError(f"could not make a unique fake {kind}; fix: use another --seed")
@@ -269,8 +274,8 @@ def measure_canaries(context: AuditContext) -> CanaryResult | None:
         )
         counters.append(_context_counter(table, cols))
         totals.append(len(grams))
-    values = [normalise_surface(c.value) for c in context.canaries.canaries]
-    docs, keys = scan(build_automaton(values), (d.text for d in context.synthetic.documents), True)
+    index = SurfaceIndex.build([c.value for c in context.canaries.canaries])
+    docs, keys = index.match(context.stream("synthetic"))
     return CanaryResult(
         kinds=tuple(c.kind for c in context.canaries.canaries),
         match_docs=docs,

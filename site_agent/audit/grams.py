@@ -10,7 +10,7 @@ n-gram filter are all computed from it, with hash-table lookups instead of pairw
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,11 +25,12 @@ _SLICE = 1 << 22
 
 @dataclass(frozen=True)
 class NgramSlice:
-    """n-gram hashes of a run of windows, with their document and PII flag."""
+    """n-gram hashes of a run of windows, with their document, start position and PII flag."""
 
     hashes: np.ndarray
     docs: np.ndarray
     sensitive: np.ndarray | None
+    positions: np.ndarray
 
 
 def _combine(tokens: np.ndarray, n: int, count: int) -> np.ndarray:
@@ -45,6 +46,14 @@ def ngrams_of(tokens: np.ndarray, n: int) -> np.ndarray:
     if count <= 0:
         return np.zeros(0, dtype=U64)
     return _combine(tokens, n, count)
+
+
+def ngrams_at(tokens: np.ndarray, positions: np.ndarray, n: int) -> np.ndarray:
+    """The n-gram hashes starting at ``positions`` (the caller keeps them inside documents)."""
+    gram = tokens[positions]
+    for offset in range(1, n):
+        gram = gram * _GRAM_BASE + tokens[positions + offset]
+    return mix64(gram + U64(n))
 
 
 def iter_ngrams(stream: TokenStream, n: int, slice_size: int = _SLICE) -> Iterator[NgramSlice]:
@@ -64,7 +73,12 @@ def iter_ngrams(stream: TokenStream, n: int, slice_size: int = _SLICE) -> Iterat
         sensitive = None
         if pii_prefix is not None:
             sensitive = (pii_prefix[begin + n : end + n] - pii_prefix[begin:end] > 0)[valid]
-        yield NgramSlice(_combine(window, n, count)[valid], doc_of[begin:end][valid], sensitive)
+        yield NgramSlice(
+            _combine(window, n, count)[valid],
+            doc_of[begin:end][valid],
+            sensitive,
+            np.flatnonzero(valid) + begin,
+        )
 
 
 def windows_per_doc(stream: TokenStream, n: int) -> np.ndarray:
@@ -84,6 +98,20 @@ class GramTable:
     synth_cols: np.ndarray
     n_real: int
     n_synth: int
+    synth_starts: np.ndarray
+
+    def candidate_starts(self, stream: TokenStream, n: int) -> np.ndarray:
+        """Window starts where a synthetic n-gram (n > self.n) can be a real one: each of its
+        self.n-token sub-windows must be a real self.n-gram, so only starts whose covering
+        sub-windows are all hits qualify."""
+        hit = np.zeros(stream.n_tokens + n, dtype=bool)
+        hit[self.synth_starts] = True
+        offsets = sorted({*range(0, n - self.n + 1, self.n), n - self.n})
+        starts = self.synth_starts[self.synth_starts + n <= stream.n_tokens]
+        for offset in offsets[1:]:
+            starts = starts[hit[starts + offset]]
+        doc_of = stream.doc_of_token
+        return starts[doc_of[starts] == doc_of[starts + n - 1]]
 
     @functools.cached_property
     def real_totals(self) -> np.ndarray:
@@ -113,32 +141,60 @@ def _counts(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> spars
     return matrix
 
 
-def build_gram_table(real: TokenStream, synthetic: TokenStream, n: int) -> GramTable:
-    """Collect the real n-grams, then look every synthetic n-gram up in them (hash table)."""
+def _real_side(real: TokenStream, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(vocabulary, sensitive flags, document and column of every real n-gram occurrence)."""
     pieces = list(iter_ngrams(real, n))
     hashes = np.concatenate([p.hashes for p in pieces]) if pieces else np.zeros(0, dtype=U64)
-    real_docs = np.concatenate([p.docs for p in pieces]) if pieces else np.zeros(0, np.int32)
+    docs = np.concatenate([p.docs for p in pieces]) if pieces else np.zeros(0, np.int32)
     vocab, inverse = np.unique(hashes, return_inverse=True)
     sensitive = np.zeros(len(vocab), dtype=bool)
     if real.in_pii is not None and pieces:
         flags = np.concatenate([p.sensitive for p in pieces if p.sensitive is not None])
         sensitive[inverse[flags]] = True
+    return vocab, sensitive, docs, inverse.astype(np.int32)
+
+
+def build_gram_table(
+    real: TokenStream, synthetic: TokenStream, n: int, base: GramTable | None = None
+) -> GramTable:
+    """Collect the real n-grams, then look the synthetic n-grams up in them (hash table).
+
+    With a ``base`` table of shorter real n-grams, only the synthetic windows whose
+    sub-windows all occur in the real corpus are hashed and looked up (the rest cannot match).
+    """
+    vocab, sensitive, real_docs, real_cols = _real_side(real, n)
     index = pd.Index(vocab)
-    synth_docs: list[np.ndarray] = []
-    synth_cols: list[np.ndarray] = []
-    for piece in iter_ngrams(synthetic, n):
-        cols = index.get_indexer(piece.hashes)
-        hit = cols >= 0
-        synth_docs.append(piece.docs[hit])
-        synth_cols.append(cols[hit].astype(np.int32))
+    docs: list[np.ndarray] = [np.zeros(0, np.int32)]
+    cols: list[np.ndarray] = [np.zeros(0, np.int32)]
+    starts: list[np.ndarray] = [np.zeros(0, np.int64)]
+    pieces: Iterable[NgramSlice]
+    if base is not None and base.n < n:
+        candidates = base.candidate_starts(synthetic, n)
+        pieces = [
+            NgramSlice(
+                ngrams_at(synthetic.hashes, candidates, n),
+                synthetic.doc_of_token[candidates],
+                None,
+                candidates,
+            )
+        ]
+    else:
+        pieces = iter_ngrams(synthetic, n)
+    for piece in pieces:
+        found = index.get_indexer(piece.hashes)
+        hit = found >= 0
+        docs.append(piece.docs[hit])
+        cols.append(found[hit].astype(np.int32))
+        starts.append(piece.positions[hit])
     return GramTable(
         n=n,
         vocab=vocab,
         sensitive=sensitive,
         real_docs=real_docs,
-        real_cols=inverse.astype(np.int32),
-        synth_docs=np.concatenate(synth_docs) if synth_docs else np.zeros(0, np.int32),
-        synth_cols=np.concatenate(synth_cols) if synth_cols else np.zeros(0, np.int32),
+        real_cols=real_cols,
+        synth_docs=np.concatenate(docs),
+        synth_cols=np.concatenate(cols),
         n_real=real.n_docs,
         n_synth=synthetic.n_docs,
+        synth_starts=np.concatenate(starts),
     )

@@ -85,7 +85,12 @@ def _candidate_pairs(context: AuditContext) -> tuple[np.ndarray, np.ndarray, np.
     settings, filters = context.policy.nearest_real, context.policy.filters
     index = build_bm25(context.stream("real"), settings.k1, settings.b)
     ids, scores = nearest_real(
-        index, context.stream("synthetic"), settings.top_k, settings.max_df, settings.batch_size
+        index,
+        context.stream("synthetic"),
+        settings.top_k,
+        settings.max_df,
+        settings.batch_size,
+        settings.query_terms,
     )
     n_real = max(len(context.real.documents), 1)
     rows = np.repeat(np.arange(ids.shape[0]), ids.shape[1])

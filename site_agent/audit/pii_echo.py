@@ -1,20 +1,21 @@
 """PII echo: gold PII surface strings of the real corpus found again in the synthetic corpus.
 
-Every gold span's text (lower-cased, spaces collapsed) - plus any extra surfaces, such as both
-the originals and the surrogates when pseudonymisation ran - goes into one Aho-Corasick
-automaton, and every synthetic document is scanned once.
+Every gold span's text - plus any extra surfaces, such as both the originals and the
+surrogates when pseudonymisation ran - is searched in every synthetic document as a sequence
+of whole words (see ``surfaces.py``: case, punctuation and spacing do not matter, and "Ana"
+never matches inside "Anatomía"). The tests check the matches against an Aho-Corasick
+automaton (pyahocorasick) over the same word sequences.
 
 Short and common surfaces need care, or every document would be dropped:
 
 - a surface shorter than ``min_chars`` (default 4: the sex markers "H"/"M", ages such as
   "70") is not searched at all;
-- a match must start and end at a word boundary, so "Ana" does not match inside "Anatomía";
 - a surface that occurs in the *text* of many real documents ("Madrid", "un mes", "Hospital
   General": more than ``max_document_fraction`` of them, and always more than one) is common
   language: counted, never identifying;
 - with ``require_specific`` (default), a surface identifies only if it is specific: two or
-  more words of letters (a full name, a street), five or more digits (an id, a phone number,
-  a full date) or an e-mail address. Single first names or towns are counted, not dropped.
+  more words of letters (a full name, a street, an e-mail address) or five or more digits (an
+  id, a phone number, a full date). Single first names or towns are counted, not dropped.
 
 Extra surfaces are always identifying. Only identifying echoes drop a document. Counts are
 reported per label, never the strings.
@@ -25,18 +26,18 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import ahocorasick
 import numpy as np
 
 from protocol import Corpus
 from site_agent.audit.context import AuditContext, ExtraSurface
 from site_agent.audit.policy import PiiEchoSettings
 from site_agent.audit.registry import register_measure
-from site_agent.audit.tokens import is_word_char, lower_keep_length
+from site_agent.audit.surfaces import SurfaceIndex, surface_hashes
+from site_agent.audit.tokens import TokenStream, word_stream
 
 EXTRA_LABEL = "EXTRA"
 
@@ -44,97 +45,105 @@ EXTRA_LABEL = "EXTRA"
 @dataclass(frozen=True)
 class Surface:
     text: str
+    raw: str
     label: str
     identifying: bool
 
 
+_SEPARATORS = re.compile(r"[\W_]+")
+
+
 def normalise_surface(text: str) -> str:
-    return " ".join(lower_keep_length(text).split())
+    """Lower-cased words joined by single spaces (for lengths and for reading)."""
+    return _SEPARATORS.sub(" ", text.lower()).strip()
+
+
+_DATE = re.compile(r"^\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}$")
 
 
 def is_specific(surface: str) -> bool:
-    """Two words of letters, five digits, or an e-mail address: enough to point at someone."""
+    """Two words of letters, or five digits that are not just a date: enough to point at
+    someone. (A date alone is a quasi-identifier: a generator reproduces many real dates by
+    chance; a date next to a copied name is caught by the name and the sensitive n-grams.)"""
     words = re.findall(r"[^\W\d_]{2,}", surface)
-    return len(words) >= 2 or sum(c.isdigit() for c in surface) >= 5 or "@" in surface
+    digits = sum(c.isdigit() for c in surface)
+    return len(words) >= 2 or (digits >= 5 and not _DATE.match(surface.strip()))
 
 
 def _gold_surfaces(real: Corpus, settings: PiiEchoSettings) -> dict[str, Counter[str]]:
+    """Every distinct gold span text long enough to search, with its labels."""
     labels: dict[str, Counter[str]] = defaultdict(Counter)
     ignored = set(settings.ignore_labels)
     for doc in real.documents:
         for span in doc.spans:
-            key = normalise_surface(doc.surface(span))
-            if len(key) >= settings.min_chars and span.label not in ignored:
-                labels[key][span.label] += 1
-    return labels
+            if span.label not in ignored:
+                labels[doc.text[span.start : span.end]][span.label] += 1
+    return {raw: c for raw, c in labels.items() if len(raw.strip()) >= settings.min_chars}
+
+
+@dataclass
+class _Group:
+    raw: str
+    labels: Counter[str]
+    first_word: int
+    words: int
+
+
+def _group(spelled: dict[str, Counter[str]]) -> dict[int, _Group]:
+    """One entry per distinct word sequence: its first spelling and its labels."""
+    raws = list(spelled)
+    hashes, lengths, first = surface_hashes(raws)
+    grouped: dict[int, _Group] = {}
+    for raw, key, size, head in zip(
+        raws, hashes.tolist(), lengths.tolist(), first.tolist(), strict=True
+    ):
+        if size:
+            grouped.setdefault(key, _Group(raw, Counter(), head, size)).labels.update(spelled[raw])
+    return grouped
+
+
+def _surface_index(grouped: dict[int, _Group]) -> SurfaceIndex:
+    values = list(grouped.values())
+    return SurfaceIndex.from_hashes(
+        np.fromiter(grouped, dtype=np.uint64, count=len(values)),
+        np.array([g.words for g in values], dtype=np.int64),
+        np.array([g.first_word for g in values], dtype=np.uint64),
+    )
 
 
 def collect_surfaces(
-    real: Corpus, settings: PiiEchoSettings, extra: Iterable[ExtraSurface] = ()
+    real: Corpus,
+    settings: PiiEchoSettings,
+    extra: Iterable[ExtraSurface] = (),
+    real_stream: TokenStream | None = None,
 ) -> list[Surface]:
     """The surfaces to search, each with its most frequent label and whether it identifies."""
-    labels = _gold_surfaces(real, settings)
-    keys = sorted(labels)
-    docs, found = scan(
-        build_automaton(keys), (d.text for d in real.documents), settings.word_boundary
-    )
-    pairs = np.unique(docs * max(len(keys), 1) + found)
-    frequency = np.bincount(pairs % max(len(keys), 1), minlength=len(keys))
+    grouped = _group(_gold_surfaces(real, settings))
+    stream = real_stream if real_stream is not None else word_stream(real.documents)
+    docs, found = _surface_index(grouped).match(stream)
+    width = max(len(grouped), 1)
+    frequency = np.bincount(np.unique(docs * width + found) % width, minlength=len(grouped))
     limit = max(1, math.floor(settings.max_document_fraction * len(real.documents)))
     surfaces = {
         key: Surface(
-            key,
-            labels[key].most_common(1)[0][0],
-            bool(frequency[i] <= limit) and (is_specific(key) or not settings.require_specific),
+            normalise_surface(group.raw),
+            group.raw,
+            group.labels.most_common(1)[0][0],
+            bool(frequency[i] <= limit)
+            and (is_specific(group.raw.lower()) or not settings.require_specific),
         )
-        for i, key in enumerate(keys)
+        for i, (key, group) in enumerate(grouped.items())
     }
-    for item in extra:
-        label, text = (EXTRA_LABEL, item) if isinstance(item, str) else item
-        key = normalise_surface(text)
-        if len(key) >= settings.min_chars:
-            surfaces[key] = Surface(key, label, True)
-    return sorted(surfaces.values(), key=lambda s: s.text)
-
-
-def build_automaton(keys: Sequence[str]) -> ahocorasick.Automaton:
-    automaton = ahocorasick.Automaton()
-    for index, key in enumerate(keys):
-        automaton.add_word(key, (index, key))
-    if keys:
-        automaton.make_automaton()
-    return automaton
-
-
-def find_matches(
-    automaton: ahocorasick.Automaton, text: str, word_boundary: bool = True
-) -> list[int]:
-    """Indices of the keys found in (already lower-cased) ``text``, once per occurrence."""
-    if automaton.kind != ahocorasick.AHOCORASICK:
-        return []
-    found = []
-    for end, (index, key) in automaton.iter(text):
-        start = end - len(key) + 1
-        if word_boundary and (
-            (start > 0 and is_word_char(key[0]) and is_word_char(text[start - 1]))
-            or (end + 1 < len(text) and is_word_char(key[-1]) and is_word_char(text[end + 1]))
-        ):
-            continue
-        found.append(index)
-    return found
-
-
-def scan(
-    automaton: ahocorasick.Automaton, texts: Iterable[str], word_boundary: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """(document, key index) for every match in every text."""
-    docs: list[int] = []
-    keys: list[int] = []
-    for doc, text in enumerate(texts):
-        hits = find_matches(automaton, " ".join(lower_keep_length(text).split()), word_boundary)
-        docs.extend([doc] * len(hits))
-        keys.extend(hits)
-    return np.asarray(docs, dtype=np.int64), np.asarray(keys, dtype=np.int64)
+    items = [(EXTRA_LABEL, e) if isinstance(e, str) else e for e in extra]
+    items = [e for e in items if len(e[1].strip()) >= settings.min_chars]
+    hashes, lengths, _ = surface_hashes([raw for _, raw in items])
+    for (label, raw), key, size in zip(items, hashes.tolist(), lengths.tolist(), strict=True):
+        if size:
+            known = surfaces.get(key)
+            surfaces[key] = Surface(
+                normalise_surface(raw), raw, known.label if known else label, True
+            )
+    return list(surfaces.values())
 
 
 @dataclass(frozen=True)
@@ -192,9 +201,9 @@ class PiiEchoResult:
 @register_measure("pii_echo")
 def measure_pii_echo(context: AuditContext) -> PiiEchoResult:
     settings = context.policy.pii_echo
-    surfaces = collect_surfaces(context.real, settings, context.extra_pii_surfaces)
-    automaton = build_automaton([s.text for s in surfaces])
-    docs, keys = scan(
-        automaton, (d.text for d in context.synthetic.documents), settings.word_boundary
+    surfaces = collect_surfaces(
+        context.real, settings, context.extra_pii_surfaces, context.stream("real")
     )
+    index = SurfaceIndex.build([s.raw for s in surfaces])
+    docs, keys = index.match(context.stream("synthetic"))
     return PiiEchoResult(tuple(surfaces), docs, keys, len(context.synthetic.documents), settings)

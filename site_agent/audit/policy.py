@@ -51,6 +51,12 @@ class NearestRealSettings(_Settings):
         description="query terms found in more than this fraction of real documents are "
         "left out of BM25 ranking (their idf is near zero; keeps retrieval sparse)",
     )
+    query_terms: int | None = Field(
+        32,
+        ge=1,
+        description="rarest terms of each synthetic document used as its BM25 query "
+        "(null: all); bounds retrieval cost at scale",
+    )
     rouge_sizes: tuple[int, ...] = (3, 5)
     report_pairs: int = Field(20, ge=0, description="highest-risk pairs listed in the report")
     batch_size: int = Field(2048, ge=1)
@@ -88,25 +94,12 @@ class PiiEchoSettings(_Settings):
         "an e-mail address",
     )
     ignore_labels: tuple[str, ...] = ()
-    word_boundary: bool = True
-
-
-FilterName = Literal[
-    "exact_duplicate_real",
-    "near_duplicate_real",
-    "pii_echo",
-    "canary",
-    "sensitive_ngram",
-    "rouge_recall",
-    "exact_duplicate_synthetic",
-    "near_duplicate_synthetic",
-]
 
 
 class FilterSettings(_Settings):
     """Which documents are dropped, in which order (a document counts under its first reason)."""
 
-    enabled: tuple[FilterName, ...] = (
+    enabled: tuple[str, ...] = (
         "exact_duplicate_real",
         "near_duplicate_real",
         "canary",

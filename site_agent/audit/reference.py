@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+import ahocorasick
+
 from protocol import Document
 from site_agent.audit.tokens import is_word_char, lower_keep_length
 
@@ -79,3 +81,21 @@ def naive_max_rouge(real: Sequence[Document], synthetic: Sequence[Document], n: 
 def jaccard(a_text: str, b_text: str, shingle: int) -> float:
     a, b = set(ngrams(words(a_text), shingle)), set(ngrams(words(b_text), shingle))
     return len(a & b) / len(a | b) if a | b else 0.0
+
+
+def aho_corasick_matches(surfaces: Sequence[str], texts: Sequence[str]) -> list[tuple[int, int]]:
+    """(text, surface) for every whole-word occurrence, by an Aho-Corasick automaton over
+    space-padded word sequences; a repeated word sequence reports its first surface."""
+    automaton = ahocorasick.Automaton()
+    for index, surface in enumerate(surfaces):
+        key = f" {' '.join(words(surface))} "
+        if key.strip() and key not in automaton:
+            automaton.add_word(key, index)
+    if len(automaton) == 0:
+        return []
+    automaton.make_automaton()
+    return [
+        (doc, index)
+        for doc, text in enumerate(texts)
+        for _, index in automaton.iter(f" {' '.join(words(text))} ")
+    ]

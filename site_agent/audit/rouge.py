@@ -12,14 +12,12 @@ the exact value for the pairs asked for.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
+from scipy import sparse
 
 from site_agent.audit.grams import GramTable
 
 _PAIR_CHUNK = 20_000
-_EXPAND_CHUNK = 2_000_000
 
 
 def rouge_recall(table: GramTable, synth: np.ndarray, real: np.ndarray) -> np.ndarray:
@@ -49,7 +47,8 @@ def _occurrence_numbers(docs: np.ndarray, cols: np.ndarray) -> np.ndarray:
 
 def _prefix_postings(table: GramTable, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """(column, real document) for the rarest n-gram occurrences of each real document."""
-    order = np.lexsort((table.real_cols, table.real_docs))
+    width = np.int64(max(len(table.vocab), 1))
+    order = np.argsort(table.real_docs.astype(np.int64) * width + table.real_cols)
     docs, cols = table.real_docs[order], table.real_cols[order]
     if not len(docs):
         return cols, docs
@@ -67,29 +66,23 @@ def _prefix_postings(table: GramTable, threshold: float) -> tuple[np.ndarray, np
 
 
 def rouge_candidates(table: GramTable, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    """Every (synthetic, real) pair whose ROUGE-n recall may exceed ``threshold``, sorted."""
+    """Every (synthetic, real) pair whose ROUGE-n recall may exceed ``threshold``, sorted.
+
+    The join "synthetic document contains an n-gram of a real document's prefix" is one
+    sparse product (synthetic x n-grams) @ (n-grams x real), so a common n-gram shared by
+    many pairs costs an accumulation, not a row per pair to deduplicate.
+    """
     cols, docs = _prefix_postings(table, threshold)
-    key = np.unique(cols.astype(np.int64) * max(table.n_real, 1) + docs)
-    cols, docs = key // max(table.n_real, 1), key % max(table.n_real, 1)
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(cols, minlength=len(table.vocab)))])
-    in_prefix = np.diff(indptr) > 0
-    hit = in_prefix[table.synth_cols]
-    hits = np.unique(
-        table.synth_docs[hit].astype(np.int64) * max(len(table.vocab), 1) + table.synth_cols[hit]
+    vocab, n_real = len(table.vocab), table.n_real
+    prefix = sparse.csr_matrix(
+        (np.ones(len(cols), dtype=np.float32), (cols, docs)), shape=(vocab, n_real)
     )
-    synth_docs, synth_cols = hits // max(len(table.vocab), 1), hits % max(len(table.vocab), 1)
-    pairs: list[np.ndarray] = []
-    lengths = indptr[synth_cols + 1] - indptr[synth_cols]
-    bounds = np.concatenate([[0], np.cumsum(lengths)])
-    step = max(1, math.ceil(len(hits) * _EXPAND_CHUNK / max(int(bounds[-1]), 1)))
-    for begin in range(0, len(hits), step):
-        part = slice(begin, begin + step)
-        count = lengths[part]
-        total = int(count.sum())
-        offsets = np.repeat(indptr[synth_cols[part]] - np.cumsum(count) + count, count)
-        real = docs[offsets + np.arange(total)]
-        pairs.append(np.unique(np.repeat(synth_docs[part], count) * max(table.n_real, 1) + real))
-    merged = np.unique(np.concatenate(pairs)) if pairs else np.zeros(0, dtype=np.int64)
-    return (merged // max(table.n_real, 1)).astype(np.int64), (
-        merged % max(table.n_real, 1)
-    ).astype(np.int64)
+    in_prefix = np.diff(prefix.indptr) > 0
+    hit = in_prefix[table.synth_cols]
+    contains = sparse.csr_matrix(
+        (np.ones(int(hit.sum()), dtype=np.float32), (table.synth_docs[hit], table.synth_cols[hit])),
+        shape=(table.n_synth, vocab),
+    )
+    pairs = (contains @ prefix).tocoo()
+    order = np.lexsort((pairs.col, pairs.row))
+    return pairs.row[order].astype(np.int64), pairs.col[order].astype(np.int64)

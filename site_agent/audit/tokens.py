@@ -14,16 +14,14 @@ import functools
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from protocol import Document
+from protocol import Span
 
 U64 = np.uint64
-_BASE = U64(0x100000001B3)  # odd, so invertible modulo 2**64
-_BASE_INV = U64(pow(0x100000001B3, -1, 1 << 64))
 _LENGTH_SALT = U64(0x9E3779B97F4A7C15)
-_TOKEN_SALT = U64(0xD6E8FEB86659FD93)
 _CHUNK_CHARS = 4_000_000
 
 
@@ -34,6 +32,22 @@ def mix64(x: np.ndarray) -> np.ndarray:
     x = x ^ (x >> U64(27))
     x = x * U64(0x94D049BB133111EB)
     return x ^ (x >> U64(31))
+
+
+class HasText(Protocol):
+    """What the word tokenizer reads: a text and its gold spans (a Document fits)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def spans(self) -> Sequence[Span]: ...
+
+
+@dataclass(frozen=True)
+class _PlainText:
+    text: str
+    spans: tuple[Span, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -104,6 +118,20 @@ for _c in b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ":
     _ASCII_WORD[_c] = True
 
 
+@functools.cache
+def _bmp_word_table() -> np.ndarray:
+    """The word-character rule for every code point of the Basic Multilingual Plane."""
+    return np.array([_is_word_codepoint(cp) for cp in range(0x10000)], dtype=bool)
+
+
+def _word_codepoints(cps: np.ndarray) -> np.ndarray:
+    table = _bmp_word_table()
+    word = table[np.minimum(cps, 0xFFFF)]
+    astral = np.flatnonzero(cps > 0xFFFF)
+    word[astral] = [_is_word_codepoint(int(cp)) for cp in cps[astral]]
+    return word
+
+
 def _word_bytes(data: np.ndarray) -> np.ndarray:
     """True for every byte that belongs to a word character (UTF-8 input)."""
     flags = _ASCII_WORD[data]
@@ -125,39 +153,29 @@ def _word_bytes(data: np.ndarray) -> np.ndarray:
             ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3,
         ),
     )
-    unique, inverse = np.unique(cps, return_inverse=True)
-    word = np.array([_is_word_codepoint(int(cp)) for cp in unique], dtype=bool)[inverse]
+    word = _word_codepoints(cps)
     for k in range(4):
         chosen = word & (width > k)
         flags[leads[chosen] + k] = True
     return flags
 
 
-class _Powers:
-    """``base**i`` and ``base**-i`` modulo 2**64, grown on demand."""
-
-    def __init__(self) -> None:
-        self.up: np.ndarray = np.ones(1, dtype=U64)
-        self.down: np.ndarray = np.ones(1, dtype=U64)
-
-    def get(self, size: int) -> tuple[np.ndarray, np.ndarray]:
-        if len(self.up) < size:
-            grow = max(size, 2 * len(self.up))
-            self.up = np.cumprod(np.full(grow, _BASE, dtype=U64)) * _BASE_INV
-            self.down = np.cumprod(np.full(grow, _BASE_INV, dtype=U64)) * _BASE
-        return self.up[:size], self.down[:size]
-
-
-_POWERS = _Powers()
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=U64)
 
 
 def _hash_words(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Polynomial hash of ``data[s:e]`` for every word, from one prefix sum (mod 2**64)."""
-    up, down = _POWERS.get(len(data))
-    prefix = np.zeros(len(data) + 1, dtype=U64)
-    np.cumsum(data.astype(U64) * up, out=prefix[1:])
-    poly = (prefix[ends] - prefix[starts]) * down[starts]
-    return mix64(poly + (ends - starts).astype(U64) * _LENGTH_SALT)
+    """Hash of the bytes ``data[s:e]`` of every word, read eight bytes at a time through an
+    overlapping little-endian uint64 view (most words take a single step)."""
+    padded = np.concatenate([data, np.zeros(8, dtype=np.uint8)])
+    view = np.ndarray(shape=(len(data) + 1,), dtype="<u8", buffer=padded, strides=(1,))
+    lengths = ends - starts
+    hashes = lengths.astype(U64) * _LENGTH_SALT
+    longest = int(lengths.max()) if len(lengths) else 0
+    for step in range(0, longest, 8):
+        chosen = np.flatnonzero(lengths > step) if step else np.arange(len(lengths))
+        block = view[starts[chosen] + step] & _MASKS[np.minimum(lengths[chosen] - step, 8)]
+        hashes[chosen] = mix64(hashes[chosen] ^ block)
+    return mix64(hashes + U64(0x632BE59BD9B4E019))
 
 
 def _char_to_byte(text: str, encoded: bytes) -> np.ndarray | None:
@@ -170,7 +188,7 @@ def _char_to_byte(text: str, encoded: bytes) -> np.ndarray | None:
 
 
 def _pii_bytes(
-    docs: Sequence[Document],
+    docs: Sequence[HasText],
     lowered: list[str],
     encoded: list[bytes],
     starts: np.ndarray,
@@ -194,7 +212,7 @@ def _pii_bytes(
     return np.concatenate([[0], np.cumsum(covered, dtype=np.int64)])
 
 
-def _chunks(docs: Sequence[Document], limit: int) -> Iterator[Sequence[Document]]:
+def _chunks(docs: Sequence[HasText], limit: int) -> Iterator[Sequence[HasText]]:
     begin, size = 0, 0
     for index, doc in enumerate(docs):
         size += len(doc.text) + 1
@@ -205,8 +223,13 @@ def _chunks(docs: Sequence[Document], limit: int) -> Iterator[Sequence[Document]
         yield docs[begin:]
 
 
+def text_stream(texts: Sequence[str]) -> TokenStream:
+    """The word stream of plain strings (one "document" per string)."""
+    return word_stream([_PlainText(t) for t in texts])
+
+
 def word_stream(
-    docs: Sequence[Document], *, with_pii: bool = False, chunk_chars: int = _CHUNK_CHARS
+    docs: Sequence[HasText], *, with_pii: bool = False, chunk_chars: int = _CHUNK_CHARS
 ) -> TokenStream:
     """Hash every word of ``docs`` (see the module docstring for what a word is)."""
     hashes: list[np.ndarray] = []
@@ -225,10 +248,10 @@ def word_stream(
         if with_pii:
             covered = _pii_bytes(chunk, lowered, encoded, doc_starts, len(data))
             pii.append(covered[ends] - covered[starts] > 0)
-    return _assemble(hashes, counts, pii if with_pii else None)
+    return assemble(hashes, counts, pii if with_pii else None)
 
 
-def _assemble(
+def assemble(
     hashes: list[np.ndarray], counts: list[np.ndarray], pii: list[np.ndarray] | None
 ) -> TokenStream:
     offsets = np.zeros(sum(len(c) for c in counts) + 1, dtype=np.int64)
@@ -243,44 +266,19 @@ def _assemble(
     )
 
 
-def token_stream(
-    docs: Sequence[Document], tokenizer: object, *, with_pii: bool = False, batch: int = 256
-) -> TokenStream:
-    """Hash the ids of a Hugging Face fast tokenizer (no special tokens) for every document."""
-    hashes: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
-    pii: list[np.ndarray] = []
-    for begin in range(0, len(docs), batch):
-        chunk = docs[begin : begin + batch]
-        encoding = tokenizer(  # type: ignore[operator]
-            [d.text for d in chunk],
-            add_special_tokens=False,
-            return_offsets_mapping=with_pii,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )
-        ids = encoding["input_ids"]
-        lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
-        flat = np.fromiter(
-            (t for row in ids for t in row), dtype=np.int64, count=int(lengths.sum())
-        )
-        hashes.append(mix64(flat.astype(U64) + _TOKEN_SALT))
-        counts.append(lengths)
-        if with_pii:
-            pii.extend(
-                _token_pii(d, o) for d, o in zip(chunk, encoding["offset_mapping"], strict=True)
-            )
-    return _assemble(hashes, counts, pii if with_pii else None)
-
-
-def _token_pii(doc: Document, offsets: Sequence[tuple[int, int]]) -> np.ndarray:
-    edges = np.zeros(len(doc.text) + 1, dtype=np.int32)
-    for span in doc.spans:
-        edges[span.start] += 1
-        edges[span.end] -= 1
-    covered = np.concatenate([[0], np.cumsum(np.cumsum(edges[:-1]) > 0)])
-    spans = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
-    return covered[spans[:, 1]] - covered[spans[:, 0]] > 0
+def concat_streams(parts: Sequence[TokenStream]) -> TokenStream:
+    """One stream from streams of consecutive runs of documents."""
+    if len(parts) == 1:
+        return parts[0]
+    offsets = [parts[0].doc_offsets]
+    for part in parts[1:]:
+        offsets.append(part.doc_offsets[1:] + offsets[-1][-1])
+    pii = [p.in_pii for p in parts]
+    return TokenStream(
+        hashes=np.concatenate([p.hashes for p in parts]),
+        doc_offsets=np.concatenate(offsets),
+        in_pii=None if any(x is None for x in pii) else np.concatenate(pii),  # type: ignore[arg-type]
+    )
 
 
 def word_hash(word: str) -> int:

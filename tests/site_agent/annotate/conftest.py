@@ -64,7 +64,7 @@ def encoder_dir(
 
 
 FAST = AnnotatorSettings(
-    epochs=4, batch_size=8, learning_rate=3e-3, chunk_words=24, num_threads=1, seed=3
+    epochs=4, batch_size=8, learning_rate=3e-3, chunk_words=24, num_threads=1, seed=3, bf16=False
 )
 
 

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
+from pathlib import Path
 
+import pytest
+
+from protocol import Corpus
 from protocol.annotator import AnnotatorRecord, AnnotatorResult
 from tests.site_agent.annotate.conftest import FAST
 
@@ -15,6 +20,10 @@ def test_loss_decreases_and_validation_recall_rises(trained: AnnotatorResult) ->
     metrics = trained.best_metrics
     assert metrics is not None and metrics.support > 0
     assert metrics.recall > 0.5 and metrics.f1 > 0.5
+    # span scores from shared.metrics on the decoded spans
+    assert metrics.overlap_recall is not None and metrics.overlap_recall > 0.5
+    assert metrics.exact_f1 is not None and metrics.doc_leakage is not None
+    assert 0.0 <= metrics.doc_leakage < 1.0
 
 
 def test_best_epoch_is_the_best_validation_f1(trained: AnnotatorResult) -> None:
@@ -44,3 +53,60 @@ def test_saved_model_loads_in_transformers_pipeline(trained: AnnotatorResult) ->
     found = ner("Paciente Ana García nacido el 19/02/1962 en Madrid. NHC 198418.")
     assert isinstance(found, list)
     assert all(item["entity"] in trained.record.tags for item in found)
+
+
+def test_bf16_autocast_path_trains_and_is_recorded(
+    pattern_corpora: tuple[Corpus, Corpus], encoder_dir: Path, tmp_path: Path
+) -> None:
+    from site_agent.annotate import train_annotator
+
+    train, _ = pattern_corpora
+    settings = FAST.model_copy(update={"epochs": 1, "bf16": True, "grad_accumulation": 2})
+    result = train_annotator(train, None, encoder_dir, settings, tmp_path / "bf16")
+    assert result.record.bf16 is True and result.record.best_epoch == 1
+    assert result.record.grad_accumulation == 2
+    assert result.record.num_threads == FAST.num_threads
+    assert result.best_metrics is None  # no validation corpus
+    assert math.isfinite(result.record.epochs[0].train_loss)
+
+
+@pytest.mark.parametrize(
+    ("flag", "device", "cuda_bf16", "cpu_bf16", "expected"),
+    [
+        (True, "cpu", False, False, True),
+        (False, "cuda", True, True, False),
+        (None, "cuda", True, False, True),
+        (None, "cuda", False, True, False),
+        (None, "cpu", True, True, True),
+        (None, "cpu", True, False, False),
+    ],
+)
+def test_bf16_auto_follows_the_hardware(
+    monkeypatch: pytest.MonkeyPatch,
+    flag: bool | None,
+    device: str,
+    cuda_bf16: bool,
+    cpu_bf16: bool,
+    expected: bool,
+) -> None:
+    import torch
+
+    from site_agent.annotate.loop import resolve_bf16
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: cuda_bf16)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: cpu_bf16, raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
+    assert resolve_bf16(flag, torch.device(device)) is expected
+
+
+@pytest.mark.parametrize(("cores", "load", "expected"), [(2, 0.2, 2), (2, 1.4, 1), (2, 9.0, 1)])
+def test_idle_cores_leave_busy_cores_alone(
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, expected: int
+) -> None:
+    import os
+
+    from site_agent.annotate.train import idle_cores
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert idle_cores() == expected

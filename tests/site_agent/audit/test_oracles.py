@@ -55,6 +55,22 @@ def test_ngram_recall_equals_set_reference(corpora: tuple, n: int) -> None:
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
+@given(CORPORA, st.sampled_from([(2, 3), (3, 5), (3, 10), (2, 7)]))
+def test_lookup_restricted_by_shorter_ngrams_finds_the_same_hits(
+    corpora: tuple, sizes: tuple
+) -> None:
+    real, synth = corpora
+    small, n = sizes
+    real_stream, synth_stream = word_stream(real, with_pii=True), word_stream(synth)
+    base = build_gram_table(real_stream, synth_stream, small)
+    fast = build_gram_table(real_stream, synth_stream, n, base)
+    full = build_gram_table(real_stream, synth_stream, n)
+    assert sorted(zip(fast.synth_docs.tolist(), fast.synth_cols.tolist(), strict=True)) == sorted(
+        zip(full.synth_docs.tolist(), full.synth_cols.tolist(), strict=True)
+    )
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(CORPORA, st.sampled_from([1, 3, 5]), st.sampled_from([0.0, 0.2, 0.5, 0.8]))
 def test_rouge_is_exact_and_candidates_miss_nothing(corpora: tuple, n: int, t: float) -> None:
     real, synth = corpora
@@ -98,6 +114,20 @@ def test_bm25_scores_equal_bm25s(corpora: tuple) -> None:
         query = [w for w in reference.words(doc.text) if w in retriever.vocab_dict]
         expected = retriever.get_scores(query) if query else np.zeros(len(real))
         assert np.allclose(ours[i], expected, rtol=1e-5, atol=1e-6)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(CORPORA, st.integers(1, 4))
+def test_sparse_top_k_equals_dense_sort(corpora: tuple, k: int) -> None:
+    real, synth = corpora
+    index = build_bm25(word_stream(real))
+    dense = bm25_scores(index, word_stream(synth))
+    ids, scores = nearest_real(index, word_stream(synth), k, batch=2)
+    for i, row in enumerate(dense):
+        order = sorted(range(len(row)), key=lambda j: (-row[j], j))[: min(k, len(row))]
+        expected = [j if row[j] > 0 else -1 for j in order]
+        assert ids[i].tolist() == expected
+        assert np.allclose(scores[i], [max(row[j], 0) for j in order], rtol=1e-6)
 
 
 def test_nearest_real_ranks_the_copied_document_first() -> None:

@@ -1,0 +1,28 @@
+"""``coordinator demo``: three built-in sites federated on 127.0.0.1, report written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from coordinator.demo import run_demo
+from coordinator.report.summary import summary_lines
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def demo(
+        out: Annotated[Path, typer.Option(help="Folder for the report and the demo sites.")] = Path(
+            "federation-demo"
+        ),
+        insecure: Annotated[
+            bool, typer.Option(help="Run without TLS and SuperNode authentication.")
+        ] = False,
+    ) -> None:
+        """Start a SuperLink and one SuperNode per site, run every round, stop them all."""
+        report = run_demo(out, on_line=typer.echo, secure=not insecure)
+        for line in summary_lines(report):
+            typer.echo(line)
+        typer.echo(f"report: {out / 'report.html'}")

@@ -1,0 +1,210 @@
+"""Small built-in sites for ``coordinator demo`` and the tests: notes, bundles, keys, annotators.
+
+Each site writes notes in its own style and with its own label names (mapped onto one coarse
+scheme by ``demo_mapping``), holds a gold test split and a gold-trained annotator, and has a
+signed export bundle whose synthetic corpus comes from a different random stream.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from protocol import Corpus, Document, LabelMapping, Span
+from protocol.audit import AuditReport, RuleResult
+from protocol.export import ArtifactEntry, AuditRecord, ExportManifest
+from shared.atomic import atomic_write_bytes, atomic_write_text
+from shared.corpus_io.jsonl import write_jsonl
+from shared.provenance import config_digest, sha256_file, tool_version
+from shared.signing import generate_signing_key, load_private_key, sign
+
+FIRST = ("Ana", "Luis", "Marta", "Jorge", "Lucia", "Pablo", "Elena", "Diego", "Sara", "Hugo")
+LAST = ("Garcia", "Lopez", "Navarro", "Ruiz", "Moreno", "Castro", "Ortega", "Vidal")
+PLACES = ("Madrid", "Sevilla", "Bilbao", "Valencia", "Zaragoza", "Murcia")
+HOSPITALS = ("Hospital Central", "Clinica Norte", "Hospital del Mar", "Centro Sur")
+
+
+@dataclass(frozen=True)
+class SiteStyle:
+    """Label names this site uses for person, date, place, organisation and identifier."""
+
+    person: str
+    date: str
+    place: str
+    org: str
+    ident: str
+
+
+STYLES = {
+    "site-a": SiteStyle("PATIENT", "DATE", "CITY", "HOSPITAL", "RECORD_ID"),
+    "site-b": SiteStyle("NAME", "DATE", "LOCATION", "ORGANIZATION", "ID"),
+    "site-c": SiteStyle("PER", "TIME", "LOC", "ORG", "ID"),
+}
+
+
+def demo_mapping() -> LabelMapping:
+    mapping = {}
+    for style in STYLES.values():
+        mapping.update(
+            {style.person: "PER", style.date: "TIME", style.place: "LOC", style.org: "ORG"}
+        )
+        mapping[style.ident] = "ID"
+    return LabelMapping(
+        name="demo-coarse", coarse_labels=("PER", "TIME", "LOC", "ORG", "ID"), mapping=mapping
+    )
+
+
+def _note(rng: random.Random, style: SiteStyle, doc_id: str) -> Document:
+    pieces: list[tuple[str, str | None]] = [
+        ("Paciente ", None),
+        (f"{rng.choice(FIRST)} {rng.choice(LAST)}", style.person),
+        (" ingresa el ", None),
+        (f"{rng.randint(1, 28)}/{rng.randint(1, 12)}/20{rng.randint(10, 24)}", style.date),
+        (" en ", None),
+        (rng.choice(HOSPITALS), style.org),
+        (" de ", None),
+        (rng.choice(PLACES), style.place),
+        (". Historia ", None),
+        (f"{rng.randint(100000, 999999)}", style.ident),
+        (". Refiere dolor toracico y fiebre.", None),
+    ]
+    text, spans = "", []
+    for piece, label in pieces:
+        if label:
+            spans.append(Span(start=len(text), end=len(text) + len(piece), label=label))
+        text += piece
+    return Document(id=doc_id, text=text, spans=tuple(spans))
+
+
+def style_of(site_id: str) -> SiteStyle:
+    """The site's own style, or one of the built-in ones chosen by the site id."""
+    if site_id in STYLES:
+        return STYLES[site_id]
+    names = sorted(STYLES)
+    return STYLES[names[sum(site_id.encode()) % len(names)]]
+
+
+def demo_corpus(site_id: str, n: int, seed: int, prefix: str) -> Corpus:
+    rng = random.Random(f"{site_id}/{seed}/{prefix}")
+    style = style_of(site_id)
+    return Corpus(documents=tuple(_note(rng, style, f"{prefix}-{i}") for i in range(n)))
+
+
+def write_bundle(
+    bundle_dir: Path,
+    site_id: str,
+    corpus: Corpus,
+    signing_key: Path,
+    *,
+    audit_passed: bool = True,
+    key_id: str = "",
+) -> Path:
+    """A signed export bundle: synthetic corpus, audit report, manifest and its signature."""
+    bundle_dir.mkdir(parents=True, exist_ok=True)
+    corpus_path = bundle_dir / "synthetic.jsonl"
+    write_jsonl(corpus, corpus_path)
+    corpus_sha = sha256_file(corpus_path)
+    failed = () if audit_passed else ("ngram_recall",)
+    audit = {"passed": audit_passed, "audited_corpus_sha256": corpus_sha, "rules_failed": failed}
+    atomic_write_text(bundle_dir / "audit.json", json.dumps(audit))
+    artifacts = tuple(
+        ArtifactEntry(name=p.name, kind=kind, sha256=sha256_file(p), size_bytes=p.stat().st_size)
+        for p, kind in (
+            (corpus_path, "synthetic_corpus"),
+            (bundle_dir / "audit.json", "audit_report"),
+        )
+    )
+    manifest = ExportManifest(
+        site_id=site_id,
+        tool_version=tool_version(),
+        config_digest=config_digest({"demo": site_id}),
+        labels=corpus.labels,
+        n_documents=len(corpus),
+        artifacts=artifacts,
+        audit=AuditRecord(
+            report_sha256=artifacts[1].sha256,
+            corpus_sha256=corpus_sha,
+            passed=audit_passed,
+            rules_failed=failed,
+        ),
+        signer_key_id=key_id,
+    )
+    data = manifest.model_dump_json(indent=2).encode()
+    atomic_write_bytes(bundle_dir / "manifest.json", data)
+    atomic_write_text(bundle_dir / "manifest.json.sig", sign(data, load_private_key(signing_key)))
+    return bundle_dir
+
+
+@dataclass(frozen=True)
+class DemoSite:
+    site_id: str
+    site_dir: Path
+    signing_public_key: Path
+    signing_key_id: str
+
+
+def demo_audit(corpus_path: Path, out: Path) -> Path:
+    """A passing ``audit.json`` for a demo corpus. The real audit stage measures; the demo's
+    template notes are drawn from a separate random stream than its test notes."""
+    sha = sha256_file(corpus_path)
+    n = sum(1 for line in corpus_path.read_text(encoding="utf-8").splitlines() if line.strip())
+    report = AuditReport(
+        tool_version=tool_version(),
+        config_digest=config_digest({"demo-audit": 1}),
+        real_corpus_sha256="demo",
+        input_corpus_sha256=sha,
+        audited_corpus_sha256=sha,
+        n_input_documents=n,
+        n_kept_documents=n,
+        rules=(RuleResult(name="demo_ngram_recall", measured=0.0, threshold=0.1, passed=True),),
+        passed=True,
+    )
+    atomic_write_text(out, report.model_dump_json(indent=2))
+    return out
+
+
+def build_site(
+    root: Path, site_id: str, *, n_test: int = 12, n_synthetic: int = 24, seed: int = 0
+) -> DemoSite:
+    """A site work dir laid out as the pipeline leaves it: held-out test split, signing key
+    and a signed bundle in ``outbox/`` built by the pipeline's export (no annotator yet)."""
+    from site_agent.export.bundle import BundleRequest, build_bundle
+
+    site_dir = root / site_id
+    write_jsonl(demo_corpus(site_id, n_test, seed, "test"), site_dir / "01-split" / "test.jsonl")
+    keys = site_dir / "keys"
+    keys.mkdir(parents=True, exist_ok=True)
+    key_id = generate_signing_key(keys / "signing.key", keys / "signing.pub")
+    audit_dir = site_dir / "07-audit"
+    synthetic = demo_corpus(site_id, n_synthetic, seed, "synthetic")
+    write_jsonl(synthetic, audit_dir / "synthetic.jsonl")
+    demo_audit(audit_dir / "synthetic.jsonl", audit_dir / "audit.json")
+    request = BundleRequest(
+        site_id=site_id,
+        corpus_path=audit_dir / "synthetic.jsonl",
+        audit_report_path=audit_dir / "audit.json",
+        signing_key_path=keys / "signing.key",
+        outbox=site_dir / "outbox",
+        config_digest=config_digest({"demo": site_id}),
+        base_models={},
+    )
+    build_bundle(request)
+    return DemoSite(site_id, site_dir, keys / "signing.pub", key_id)
+
+
+def train_site_annotator(
+    site: DemoSite, base_model: Path, *, n_train: int = 24, epochs: int = 12
+) -> Path:
+    """The site's gold-trained annotator (its own labels), kept where the pipeline keeps it."""
+    from coordinator.aggregate import NerSettings, train_annotator
+
+    gold = demo_corpus(site.site_id, n_train, 0, "train")
+    return train_annotator(
+        gold,
+        None,
+        base_model,
+        NerSettings(epochs=epochs, learning_rate=1e-3, batch_size=4),
+        site.site_dir / "03-annotator" / "model",
+    )

@@ -1,0 +1,101 @@
+"""A whole federation on this machine: SuperLink + one SuperNode per site on 127.0.0.1.
+
+TLS (own CA, SuperLink certificate with IP and DNS SANs) and SuperNode authentication are on
+unless ``secure=False``; ports are chosen free; every process is stopped on the way out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from coordinator.config_file import SuperLinkAddress
+from coordinator.deployment import (
+    DeploymentError,
+    ProcessGroup,
+    flower_env,
+    free_port,
+    repo_root,
+    wait_for_port,
+)
+from coordinator.flower_cli import write_connection
+from coordinator.keys import create_tls
+from coordinator.remote import register_sites, run_remote
+from coordinator.settings import FederationSettings
+from protocol.rounds import FederationReport
+from site_agent.federation.join import JoinConfig, supernode_argv
+
+HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class LocalSite:
+    site_id: str
+    site_dir: Path
+    auth_key: Path  # OpenSSH private key; the ``.pub`` lies beside it
+
+    def join_config(self, ca: Path | None) -> JoinConfig:
+        """What ``site-agent join`` would read from this site's ``[federation]`` table."""
+        return JoinConfig.model_validate(
+            {
+                "site-id": self.site_id,
+                "work-dir": self.site_dir,
+                "auth-private-key": self.auth_key,
+                "root-certificates": ca,
+                "runtime-port": free_port(),
+            }
+        )
+
+
+def superlink_argv(port: int, tls_dir: Path | None) -> list[str]:
+    argv = ["flower-superlink", "--host", HOST, "--port", str(port)]
+    argv.append("--disable-runtime-dependency-installation")
+    if tls_dir is None:
+        return [*argv, "--insecure"]
+    files = create_tls(tls_dir, [HOST, "localhost"])
+    return [
+        *argv,
+        "--ssl-ca-certfile", str(files.ca_certificate),
+        "--ssl-certfile", str(files.certificate),
+        "--ssl-keyfile", str(files.key),
+        "--enable-supernode-auth",
+    ]  # fmt: skip
+
+
+def run_local_federation(
+    work_dir: Path,
+    sites: list[LocalSite],
+    settings: FederationSettings,
+    *,
+    on_line: Callable[[str], None] = print,
+    secure: bool = True,
+    timeout: float = 900.0,
+) -> FederationReport:
+    """Start everything, run the app as ``coordinator run`` does, stop everything."""
+    app_dir = repo_root()
+    group = ProcessGroup(work_dir / "logs")
+    try:
+        port = free_port()
+        tls_dir = work_dir / "tls" if secure else None
+        link_env = flower_env(work_dir / "flwr-home" / "superlink", app_dir)
+        superlink = group.start("superlink", superlink_argv(port, tls_dir), link_env)
+        wait_for_port(HOST, port, superlink)
+        ca = tls_dir / "ca.crt" if tls_dir else None
+        if ca is not None:  # SuperNode keys first: with auth on, unknown nodes are refused
+            write_connection(work_dir / "flwr-home" / "cli", f"{HOST}:{port}", ca)
+            cli_env = flower_env(work_dir / "flwr-home" / "cli", app_dir)
+            register_sites(cli_env, settings, work_dir / "flwr-home" / "cli")
+        for site in sites:
+            argv = supernode_argv(site.join_config(ca), f"{HOST}:{port}", insecure=ca is None)
+            env = flower_env(work_dir / "flwr-home" / site.site_id, app_dir)
+            group.start(f"supernode-{site.site_id}", argv, env)
+        link = SuperLinkAddress(address=f"{HOST}:{port}", root_certificates=ca, insecure=ca is None)
+        run_settings = settings.model_copy(update={"expected_sites": len(sites)})
+        try:
+            return run_remote(link, run_settings, on_line=on_line, register=False, timeout=timeout)
+        except DeploymentError as exc:
+            logs = "\n".join(f"--- {p.name}\n{p.tail()}" for p in group.processes)
+            raise DeploymentError(f"{exc}\n{logs}") from exc
+    finally:
+        group.stop_all()

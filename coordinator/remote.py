@@ -1,0 +1,66 @@
+"""``coordinator run``: launch the federation on a running deployment and stream its progress.
+
+Runs ``flwr run`` against the SuperLink's Control API from a private FLWR_HOME, after
+registering the SuperNode auth keys of every site in the registry (already registered keys
+are fine). The ServerApp writes the report to ``output-dir`` on the SuperLink host.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from coordinator.config_file import SuperLinkAddress
+from coordinator.deployment import DeploymentError, flower_env, repo_root
+from coordinator.flower_cli import register_supernode, run_app, write_connection, write_run_config
+from coordinator.keys import load_registry
+from coordinator.settings import FederationSettings
+from protocol.rounds import FederationReport
+
+
+def register_sites(env: dict[str, str], settings: FederationSettings, work: Path) -> list[str]:
+    """Register every site's SuperNode auth key; returns the site ids registered now."""
+    done = []
+    for site_id, keys in sorted(load_registry(settings.registry).sites.items()):
+        if not keys.auth_public_key_openssh:
+            continue
+        public = work / f"{site_id}.pub"
+        public.write_text(keys.auth_public_key_openssh + "\n", encoding="utf-8")
+        try:
+            register_supernode(env, public)
+        except DeploymentError as exc:
+            if "already" not in str(exc).lower():
+                raise
+            continue
+        done.append(site_id)
+    return done
+
+
+def run_remote(
+    link: SuperLinkAddress,
+    settings: FederationSettings,
+    *,
+    on_line: Callable[[str], None] = print,
+    register: bool = True,
+    timeout: float = 24 * 3600,
+) -> FederationReport:
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix="coordinator-flwr-") as tmp:
+        home = Path(tmp)
+        ca = None if link.insecure else link.root_certificates
+        write_connection(home, link.address, ca)
+        env = flower_env(home, repo_root())
+        if register and ca is not None:
+            for site in register_sites(env, settings, home):
+                on_line(f"registered SuperNode key of {site}")
+        run_config = write_run_config(home / "run-config.toml", settings.to_run_config())
+        code = run_app(env, repo_root(), run_config, on_line, timeout)
+    report = settings.output_dir / "report.json"
+    if code != 0 or not report.exists() or report.stat().st_mtime < started:
+        raise DeploymentError(
+            f"flwr run ended with {code} and no new {report}; fix: check the SuperLink log and "
+            "that output-dir is a path on the SuperLink host"
+        )
+    return FederationReport.model_validate_json(report.read_text(encoding="utf-8"))

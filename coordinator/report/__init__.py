@@ -1,0 +1,1 @@
+"""The cross-clinic report: ``report.json`` (typed), ``report.md`` and ``report.html``."""

@@ -1,0 +1,123 @@
+"""The report's tables as rows of strings, shared by the Markdown and HTML writers."""
+
+from __future__ import annotations
+
+from protocol.rounds import CrossSiteCell, FederationReport
+
+METRICS = {
+    "token_f1": "Token F1",
+    "span_overlap_f1": "Span overlap F1",
+    "document_leakage": "Document leakage (lower is better)",
+}
+
+
+def model_names(report: FederationReport) -> list[str]:
+    return [m.name for m in report.models]
+
+
+def site_ids(report: FederationReport) -> list[str]:
+    return [s.site_id for s in report.sites]
+
+
+def value(cell: CrossSiteCell | None, metric: str) -> float | None:
+    if cell is None or cell.metrics is None:
+        return None
+    estimate = getattr(cell.metrics, metric)
+    return float(estimate.value)
+
+
+def cell_text(cell: CrossSiteCell | None, metric: str) -> str:
+    if cell is None:
+        return "-"
+    if cell.metrics is None:
+        return f"excluded ({cell.error})"
+    est = getattr(cell.metrics, metric)
+    return f"{est.value:.3f} [{est.low:.3f}, {est.high:.3f}]"
+
+
+def matrix_rows(report: FederationReport, metric: str) -> list[list[str]]:
+    """Header row then one row per model (plus the site baselines), one column per site."""
+    sites = site_ids(report)
+    rows = [["model", *sites]]
+    for model in model_names(report):
+        rows.append([model, *(cell_text(report.cell(model, s), metric) for s in sites)])
+    rows.append(["site baseline (gold)", *(cell_text(report.baseline(s), metric) for s in sites)])
+    return rows
+
+
+def recall_rows(report: FederationReport) -> list[list[str]]:
+    rows = [["model", "site", *report.labels]]
+    for cell in report.matrix:
+        if cell.metrics is None:
+            continue
+        recall = cell.metrics.label_recall
+        rows.append(
+            [
+                cell.model,
+                cell.site_id,
+                *(f"{recall[label]:.3f}" if label in recall else "-" for label in report.labels),
+            ]
+        )
+    return rows
+
+
+def delta_rows(report: FederationReport) -> list[list[str]]:
+    """Token F1 of each synthetic-trained model minus the site's gold-trained baseline."""
+    sites = site_ids(report)
+    rows = [["model", *sites]]
+    for model in model_names(report):
+        row = [model]
+        for site in sites:
+            ours, gold = (
+                value(report.cell(model, site), "token_f1"),
+                value(report.baseline(site), "token_f1"),
+            )
+            row.append("-" if ours is None or gold is None else f"{ours - gold:+.3f}")
+        rows.append(row)
+    return rows
+
+
+def audit_rows(report: FederationReport) -> list[list[str]]:
+    rows = [["site", "test docs", "synthetic docs", "audit", "failed rules", "bundle"]]
+    for site in report.sites:
+        audit = {True: "passed", False: "FAILED", None: "no export"}[site.audit_passed]
+        rows.append(
+            [
+                site.site_id,
+                str(site.test_split.n_documents),
+                str(site.synthetic_documents),
+                audit,
+                ", ".join(site.audit_rules_failed) or "-",
+                (site.bundle_sha256 or "not accepted")[:16],
+            ]
+        )
+    return rows
+
+
+def exclusion_rows(report: FederationReport) -> list[list[str]]:
+    rows = [["site", "phase", "reason", "detail"]]
+    rows += [[e.site_id, e.phase, e.reason, e.detail] for e in report.exclusions]
+    return rows if report.exclusions else [*rows, ["-", "-", "nothing was excluded", ""]]
+
+
+def model_rows(report: FederationReport) -> list[list[str]]:
+    rows = [["model", "kind", "trained on", "training docs", "rounds"]]
+    rows += [
+        [m.name, m.kind, ", ".join(m.trained_on), str(m.n_training_documents), str(m.rounds)]
+        for m in report.models
+    ]
+    return rows
+
+
+def provenance_rows(report: FederationReport) -> list[list[str]]:
+    p = report.provenance
+    rows = [["item", "value"], ["toolkit", p.tool_version]]
+    rows += [[name, version] for name, version in sorted(p.versions.items())]
+    rows += [
+        ["config digest", p.config_digest],
+        ["label mapping", p.mapping_name or "none (labels shared as-is)"],
+        ["started", p.started_at.isoformat()],
+        ["finished", p.finished_at.isoformat()],
+    ]
+    rows += [[f"bundle {b.site_id}", b.manifest_sha256] for b in report.bundles]
+    return rows

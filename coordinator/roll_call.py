@@ -1,0 +1,56 @@
+"""Phase 1, roll call: who is here, what labels they use, what they exported, test sizes."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from flwr.app import RecordDict
+from flwr.serverapp import Grid
+
+from coordinator import wire
+from coordinator.messaging import exchange
+from coordinator.run_state import RunState
+from protocol.rounds import RollCallReply
+
+log = logging.getLogger("flwr")
+
+
+def wait_for_nodes(grid: Grid, minimum: int, expected: int, patience: float) -> list[int]:
+    """Node ids once ``expected`` (or, after ``patience`` seconds, ``minimum``) are connected."""
+    deadline = time.monotonic() + patience
+    while True:
+        nodes = sorted(grid.get_node_ids())
+        if (expected and len(nodes) >= expected) or (not expected and len(nodes) >= minimum):
+            return nodes
+        if time.monotonic() >= deadline:
+            return nodes
+        time.sleep(0.5)
+
+
+def roll_call(grid: Grid, state: RunState) -> None:
+    settings = state.settings
+    nodes = wait_for_nodes(
+        grid, settings.min_sites, settings.expected_sites, settings.wait_for_sites
+    )
+    log.info("  %d SuperNode(s) connected", len(nodes))
+    replies = exchange(
+        grid, {n: RecordDict() for n in nodes}, wire.ROLL_CALL, "roll_call", settings.reply_timeout
+    )
+    for node, reply in sorted(replies.items()):
+        if reply.content is None:
+            state.note_failure(reply, "roll_call", f"node-{node}")
+            continue
+        answer = wire.read_model_record(reply.content.config_records[wire.PAYLOAD], RollCallReply)
+        if answer.site_id in state.roll:
+            state.exclude(answer.site_id, "roll_call", "duplicate_site", f"node {node}")
+            continue
+        state.sites[node] = answer
+        state.roll[answer.site_id] = answer
+        log.info(
+            "  %s: %d test documents, labels %s, export %s",
+            answer.site_id,
+            answer.test_split.n_documents,
+            ",".join(answer.labels),
+            "yes" if answer.manifest else "none",
+        )

@@ -1,0 +1,75 @@
+"""Moving models and bundle files through Flower records without losing a byte.
+
+Weights travel as ``ArrayRecord`` (Flower streams large arrays in chunks); small files
+(configs, tokenizer, JSONL, manifest) as bytes in a ``ConfigRecord``. A safetensors file is
+sent as its header plus its arrays, so the receiver can rebuild the exact file and check the
+SHA-256 the signed manifest lists for it.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+from flwr.app import Array, ArrayRecord, ConfigRecord
+
+from shared.atomic import atomic_write_bytes
+
+WEIGHTS_FILE = "model.safetensors"
+
+
+def safetensors_to_record(path: Path) -> tuple[ArrayRecord, bytes]:
+    """Split a safetensors file into its arrays (file order) and its raw header."""
+    from safetensors.numpy import load_file
+
+    data = path.read_bytes()
+    (length,) = struct.unpack("<Q", data[:8])
+    header = data[8 : 8 + length]
+    arrays = load_file(path)
+    record = ArrayRecord()
+    for name in _tensor_order(header):
+        record[name] = Array.from_numpy_ndarray(np.ascontiguousarray(arrays[name]))
+    return record, header
+
+
+def _tensor_order(header: bytes) -> list[str]:
+    table = json.loads(header)
+    names = [k for k in table if k != "__metadata__"]
+    return sorted(names, key=lambda k: table[k]["data_offsets"][0])
+
+
+def record_to_safetensors_bytes(record: ArrayRecord, header: bytes) -> bytes:
+    """Rebuild the exact safetensors file from its header and arrays."""
+    parts = [struct.pack("<Q", len(header)), header]
+    for name in _tensor_order(header):
+        array = record[name].numpy()
+        parts.append(np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tobytes())
+    return b"".join(parts)
+
+
+def pack_model_dir(model_dir: Path) -> tuple[ArrayRecord, ConfigRecord]:
+    """A saved model folder as (weights, other files); every file is kept."""
+    weights, header = safetensors_to_record(model_dir / WEIGHTS_FILE)
+    files: dict[str, bytes] = {"__header__": header}
+    for item in sorted(model_dir.iterdir()):
+        if item.is_file() and item.name != WEIGHTS_FILE:
+            files[item.name] = item.read_bytes()
+    return weights, ConfigRecord(files)  # type: ignore[arg-type]
+
+
+def unpack_model_dir(weights: ArrayRecord, files: ConfigRecord, out_dir: Path) -> Path:
+    """Write a model folder packed by :func:`pack_model_dir`."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    header = files["__header__"]
+    if not isinstance(header, bytes):
+        raise ValueError("packed model has no safetensors header")
+    for name, content in files.items():
+        if name == "__header__":
+            continue
+        if not isinstance(content, bytes) or "/" in name or name.startswith("."):
+            raise ValueError(f"packed model file {name!r} is not a plain file")
+        atomic_write_bytes(out_dir / name, content)
+    atomic_write_bytes(out_dir / WEIGHTS_FILE, record_to_safetensors_bytes(weights, header))
+    return out_dir

@@ -1,0 +1,199 @@
+"""What sites and the coordinator say to each other in a federation run, and what it reports.
+
+Every payload that travels inside a Flower ``Message`` is one of these models, serialised as
+JSON into a ``ConfigRecord`` (text-free by construction: sizes, labels, hashes, metrics,
+sanitised error codes). Model weights travel separately as ``ArrayRecord``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import Field
+
+from protocol.base import SCHEMA_VERSION, ProtocolModel
+from protocol.export import ExportManifest
+
+PHASES = ("roll_call", "collect", "aggregate", "cross_site", "report")
+Phase = Literal["roll_call", "collect", "aggregate", "cross_site", "report"]
+
+# Codes a site may send instead of a traceback; the coordinator never sees exception text.
+SiteErrorCode = Literal[
+    "bad_request",
+    "no_export_bundle",
+    "test_split_missing",
+    "test_split_invalid",
+    "annotator_missing",
+    "model_unpack_failed",
+    "label_unmapped",
+    "training_failed",
+    "evaluation_failed",
+    "internal_error",
+]
+
+# Reasons the coordinator gives when it leaves a site or bundle out of a round.
+ExclusionReason = Literal[
+    "no_reply",
+    "site_error",
+    "unknown_site_key",
+    "bad_signature",
+    "hash_mismatch",
+    "audit_failed",
+    "schema_version",
+    "site_mismatch",
+    "missing_artifact",
+    "malformed_bundle",
+    "duplicate_site",
+]
+
+
+class TestSplitSize(ProtocolModel):
+    """How big a site's held-out test split is (counts only, never text)."""
+
+    n_documents: int
+    n_spans: int
+    n_characters: int
+
+
+class RollCallReply(ProtocolModel):
+    """A site's answer to the roll call."""
+
+    site_id: str
+    labels: tuple[str, ...]
+    manifest: ExportManifest | None
+    test_split: TestSplitSize
+    has_baseline: bool
+
+
+class Estimate(ProtocolModel):
+    """A point estimate with its bootstrap confidence interval."""
+
+    value: float
+    low: float
+    high: float
+
+
+class ModelMetrics(ProtocolModel):
+    """The foundation metrics of one model on one site's test split (aggregate figures only)."""
+
+    token_f1: Estimate
+    span_overlap_f1: Estimate
+    document_leakage: Estimate
+    label_recall: dict[str, float] = Field(default_factory=dict)
+    n_documents: int
+
+    def to_flat(self) -> dict[str, float]:
+        """Flatten into MetricRecord keys (``token_f1``, ``token_f1.low``, ``recall.PER``...)."""
+        flat: dict[str, float] = {"n_documents": float(self.n_documents)}
+        for name in ("token_f1", "span_overlap_f1", "document_leakage"):
+            est: Estimate = getattr(self, name)
+            flat[name] = est.value
+            flat[f"{name}.low"] = est.low
+            flat[f"{name}.high"] = est.high
+        for label, recall in self.label_recall.items():
+            flat[f"recall.{label}"] = recall
+        return flat
+
+    @classmethod
+    def from_flat(cls, flat: dict[str, float]) -> ModelMetrics:
+        def est(name: str) -> Estimate:
+            return Estimate(value=flat[name], low=flat[f"{name}.low"], high=flat[f"{name}.high"])
+
+        return cls(
+            token_f1=est("token_f1"),
+            span_overlap_f1=est("span_overlap_f1"),
+            document_leakage=est("document_leakage"),
+            label_recall={
+                k.removeprefix("recall."): v for k, v in flat.items() if k.startswith("recall.")
+            },
+            n_documents=int(flat["n_documents"]),
+        )
+
+
+class Exclusion(ProtocolModel):
+    """A site, bundle or evaluation left out of a round, and why."""
+
+    site_id: str
+    phase: Phase
+    reason: ExclusionReason
+    detail: str = ""
+
+
+class AcceptedBundle(ProtocolModel):
+    """A bundle that verified: who sent it and the hashes it was accepted under."""
+
+    site_id: str
+    manifest_sha256: str
+    signer_key_id: str
+    artifacts: dict[str, str]
+    n_documents: int
+    labels: tuple[str, ...]
+    audit_passed: bool
+    audit_rules_failed: tuple[str, ...] = ()
+    created_at: datetime
+
+
+class TrainedModel(ProtocolModel):
+    """A model the coordinator built in the aggregate phase."""
+
+    name: str
+    kind: Literal["site", "pooled", "fedavg"]
+    trained_on: tuple[str, ...]
+    n_training_documents: int
+    rounds: int = 0
+
+
+class CrossSiteCell(ProtocolModel):
+    """One cell of the models x sites matrix: metrics, or the sanitised reason there are none."""
+
+    model: str
+    site_id: str
+    metrics: ModelMetrics | None = None
+    error: str | None = None
+
+
+class SiteSummary(ProtocolModel):
+    """What the report says about one site: its roll-call facts and audit verdict."""
+
+    site_id: str
+    labels: tuple[str, ...]
+    test_split: TestSplitSize
+    bundle_sha256: str | None = None
+    audit_passed: bool | None = None
+    audit_rules_failed: tuple[str, ...] = ()
+    synthetic_documents: int = 0
+
+
+class ReportProvenance(ProtocolModel):
+    """Versions, config digest and dates the report was produced under."""
+
+    tool_version: str
+    versions: dict[str, str]
+    config_digest: str
+    mapping_name: str | None = None
+    started_at: datetime
+    finished_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+class FederationReport(ProtocolModel):
+    """``report.json``: the whole outcome of one federation run."""
+
+    schema_version: str = SCHEMA_VERSION
+    sites: tuple[SiteSummary, ...]
+    bundles: tuple[AcceptedBundle, ...]
+    models: tuple[TrainedModel, ...]
+    matrix: tuple[CrossSiteCell, ...]
+    baselines: tuple[CrossSiteCell, ...]
+    exclusions: tuple[Exclusion, ...]
+    labels: tuple[str, ...]
+    provenance: ReportProvenance
+
+    def cell(self, model: str, site_id: str) -> CrossSiteCell | None:
+        for cell in self.matrix:
+            if cell.model == model and cell.site_id == site_id:
+                return cell
+        return None
+
+    def baseline(self, site_id: str) -> CrossSiteCell | None:
+        return next((b for b in self.baselines if b.site_id == site_id), None)

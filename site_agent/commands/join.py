@@ -1,0 +1,35 @@
+"""``site-agent join`` (start the site's SuperNode) and ``site-agent auth-key``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from coordinator.keys import create_supernode_auth_key
+from site_agent.federation.join import join as join_federation
+from site_agent.federation.join import load_join_config
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def join(
+        superlink: Annotated[str, typer.Option(help="SuperLink Fleet API address host:port.")],
+        site_config: Annotated[Path, typer.Option(help="site.toml with a \\[federation] table.")],
+        insecure: Annotated[
+            bool, typer.Option(help="No TLS, no SuperNode auth (loopback tests only).")
+        ] = False,
+    ) -> None:
+        """Start this site's SuperNode and serve the coordinator's rounds until stopped."""
+        code = join_federation(load_join_config(site_config), superlink, insecure)
+        raise typer.Exit(code)
+
+    @app.command("auth-key")
+    def auth_key(
+        out: Annotated[Path, typer.Option(help="Private key path; the .pub goes beside it.")],
+    ) -> None:
+        """Create the SuperNode authentication key (ECDSA P-384, OpenSSH format)."""
+        public = create_supernode_auth_key(out)
+        typer.echo(f"private key: {out} (keep at the site)")
+        typer.echo(f"public key: {public} (send to the coordinator)")

@@ -1,0 +1,138 @@
+"""Build the signed export bundle ``<work_dir>/outbox/<bundle-id>/``.
+
+What may leave: the audited synthetic corpus, the audit report, optionally the encoder trained
+on synthetic data only and a numbers-only site report. What may not: real text, gold spans,
+gold-trained weights, the surrogate map. The gate in ``gate.py`` runs first, the bundle is
+built in a temporary folder, re-hashed, and only then moved into the outbox.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from protocol.export import ArtifactEntry, ArtifactKind, AuditRecord, ExportManifest
+from shared.atomic import atomic_directory, atomic_write_bytes, atomic_write_text
+from shared.errors import ExportRefusedError
+from shared.provenance import sha256_file, sha256_tree, tool_version
+from shared.signing import key_id, load_private_key, sign
+from site_agent.export.gate import assert_audited
+
+MANIFEST = "manifest.json"
+SIGNATURE = "manifest.json.sig"
+CORPUS_NAME = "synthetic.jsonl"
+AUDIT_NAME = "audit.json"
+REPORT_NAME = "site_report.json"
+ENCODER_DIR = "encoder"
+ENCODER_SUFFIXES = (".safetensors", ".json", ".txt", ".model")
+ENCODER_EXCLUDED = ("trainer_state.json", "training_args.json", "eval_results.json")
+
+
+@dataclass(frozen=True)
+class BundleRequest:
+    """Everything the export needs; ``gold_annotator_sha256`` guards against a mix-up."""
+
+    site_id: str
+    corpus_path: Path
+    audit_report_path: Path | None
+    signing_key_path: Path
+    outbox: Path
+    config_digest: str
+    base_models: dict[str, str]
+    synthetic_encoder_dir: Path | None = None
+    site_report_path: Path | None = None
+    gold_annotator_sha256: str | None = None
+
+
+def _encoder_files(encoder_dir: Path) -> list[Path]:
+    files = [
+        p
+        for p in sorted(encoder_dir.rglob("*"))
+        if p.is_file() and p.suffix in ENCODER_SUFFIXES and p.name not in ENCODER_EXCLUDED
+    ]
+    if not any(p.suffix == ".safetensors" for p in files):
+        raise ExportRefusedError(
+            f"{encoder_dir}: no .safetensors weights; fix: save the synthetic encoder with "
+            "safe_serialization (the only weight format that may be exported)"
+        )
+    return files
+
+
+def _check_encoder(request: BundleRequest) -> None:
+    encoder = request.synthetic_encoder_dir
+    if encoder is None:
+        return
+    if request.gold_annotator_sha256 and sha256_tree(encoder) == request.gold_annotator_sha256:
+        raise ExportRefusedError(
+            f"{encoder}: these are the gold-trained annotator's weights, which never leave "
+            "the site; fix: export the encoder trained on the synthetic corpus"
+        )
+
+
+def _copy(source: Path, bundle: Path, name: str, kind: ArtifactKind) -> ArtifactEntry:
+    target = bundle / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    return ArtifactEntry(
+        name=name, kind=kind, sha256=sha256_file(target), size_bytes=target.stat().st_size
+    )
+
+
+def _bundle_id(site_id: str, corpus_sha: str, now: datetime) -> str:
+    return f"{site_id}-{now:%Y%m%dT%H%M%SZ}-{corpus_sha[:8]}"
+
+
+def _labels_and_count(corpus_path: Path) -> tuple[tuple[str, ...], int]:
+    from shared.corpus_io import read_corpus
+
+    corpus = read_corpus(corpus_path, "jsonl")
+    return corpus.labels, len(corpus)
+
+
+def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
+    """Gate, copy, hash, sign; return the bundle folder and its manifest."""
+    report = assert_audited(request.corpus_path, request.audit_report_path)
+    assert request.audit_report_path is not None  # assert_audited refused otherwise
+    _check_encoder(request)
+    key = load_private_key(request.signing_key_path)
+    now = datetime.now(UTC)
+    bundle_dir = request.outbox / _bundle_id(request.site_id, report.audited_corpus_sha256, now)
+    labels, n_docs = _labels_and_count(request.corpus_path)
+    with atomic_directory(bundle_dir) as tmp:
+        entries = [
+            _copy(request.corpus_path, tmp, CORPUS_NAME, "synthetic_corpus"),
+            _copy(request.audit_report_path, tmp, AUDIT_NAME, "audit_report"),
+        ]
+        if entries[0].sha256 != report.audited_corpus_sha256:
+            raise ExportRefusedError("the corpus changed while it was copied; fix: re-run export")
+        if request.site_report_path is not None:
+            entries.append(_copy(request.site_report_path, tmp, REPORT_NAME, "site_report"))
+        if request.synthetic_encoder_dir is not None:
+            root = request.synthetic_encoder_dir
+            entries.extend(
+                _copy(p, tmp, f"{ENCODER_DIR}/{p.relative_to(root).as_posix()}", "encoder_weights")
+                for p in _encoder_files(root)
+            )
+        manifest = ExportManifest(
+            site_id=request.site_id,
+            created_at=now,
+            tool_version=tool_version(),
+            config_digest=request.config_digest,
+            base_models=request.base_models,
+            labels=labels,
+            n_documents=n_docs,
+            artifacts=tuple(entries),
+            audit=AuditRecord(
+                report_sha256=entries[1].sha256,
+                corpus_sha256=report.audited_corpus_sha256,
+                passed=report.passed,
+                rules_failed=report.failed_rules,
+            ),
+            signer_key_id=key_id(key.public_key()),
+        )
+        data = manifest.model_dump_json(indent=2).encode("utf-8")
+        atomic_write_bytes(tmp / MANIFEST, data)
+        atomic_write_text(tmp / SIGNATURE, sign(data, key) + "\n")
+    return bundle_dir, manifest

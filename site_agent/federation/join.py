@@ -1,0 +1,93 @@
+"""``site-agent join``: start this site's SuperNode from the ``[federation]`` table of site.toml.
+
+    [federation]
+    site-id = "site-a"
+    work-dir = "/srv/site-a"                  # the pipeline work dir (outbox/, NN-split/...)
+    auth-private-key = "keys/supernode.key"   # from `site-agent auth-key`
+    root-certificates = "tls/ca.crt"          # the coordinator's CA
+    runtime-port = 9094                       # local ClientApp runtime API port
+
+Relative paths are taken from the folder of site.toml.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from coordinator.deployment import flower_env
+from shared.errors import ConfigError
+from shared.validation_messages import validation_lines
+
+PATHS = (
+    "work-dir",
+    "auth-private-key",
+    "root-certificates",
+    "export-dir",
+    "test-split",
+    "annotator-dir",
+)
+
+
+class JoinConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    site_id: str = Field(alias="site-id", min_length=1)
+    work_dir: Path = Field(alias="work-dir")
+    auth_private_key: Path | None = Field(default=None, alias="auth-private-key")
+    root_certificates: Path | None = Field(default=None, alias="root-certificates")
+    runtime_port: int = Field(default=9094, alias="runtime-port")
+    export_dir: Path | None = Field(default=None, alias="export-dir")
+    test_split: Path | None = Field(default=None, alias="test-split")
+    annotator_dir: Path | None = Field(default=None, alias="annotator-dir")
+
+    def node_config(self) -> str:
+        """The ``--node-config`` string the ClientApp reads (see federation/layout.py)."""
+        pairs = {"site-id": self.site_id, "site-dir": self.work_dir}
+        pairs |= {
+            "export-dir": self.export_dir,
+            "test-split": self.test_split,
+            "annotator-dir": self.annotator_dir,
+        }
+        return " ".join(f'{k}="{v}"' for k, v in pairs.items() if v is not None)
+
+
+def load_join_config(path: Path) -> JoinConfig:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8")).get("federation")
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read ({exc})") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: no [federation] table; fix: add one as in deploy/site.toml")
+    values = {k: str(path.parent / v) if k in PATHS else v for k, v in raw.items()}
+    try:
+        return JoinConfig.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: invalid [federation]", problems=validation_lines(exc)) from exc
+
+
+def supernode_argv(config: JoinConfig, superlink: str, insecure: bool) -> list[str]:
+    argv = ["flower-supernode", "--superlink", superlink, "--port", str(config.runtime_port)]
+    argv += ["--node-config", config.node_config()]
+    if insecure:
+        return [*argv, "--insecure"]
+    if config.root_certificates is None or config.auth_private_key is None:
+        raise ConfigError(
+            "TLS needs root-certificates and SuperNode auth needs auth-private-key in "
+            "[federation]; fix: add both (or pass --insecure for a loopback test)"
+        )
+    return [
+        *argv,
+        "--root-certificates", str(config.root_certificates),
+        "--auth-supernode-private-key", str(config.auth_private_key),
+    ]  # fmt: skip
+
+
+def join(config: JoinConfig, superlink: str, insecure: bool = False) -> int:
+    """Run the SuperNode in the foreground until it stops; returns its exit code."""
+    argv = supernode_argv(config, superlink, insecure)
+    env = flower_env(config.work_dir / ".flwr")
+    return subprocess.call(argv, env=env)

@@ -1,0 +1,69 @@
+"""Surrogate mode: every gold PII span becomes a realistic surrogate of the same label.
+
+Within one document the same (kind, surface) always gets the same surrogate, so a patient
+keeps one name throughout a note. Spans are re-offset exactly: in the new document
+``text[span.start:span.end]`` is the surrogate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+from faker import Faker
+
+from protocol import Document, Span
+from site_agent.pseudonymise.records import SurrogateRecord
+from site_agent.pseudonymise.surrogates import family_for, shape_preserving
+
+_RETRIES = 5
+
+
+def document_seed(seed: int, doc_id: str) -> int:
+    """A per-document seed independent of corpus order (so one note re-runs identically)."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{doc_id}".encode()).digest()[:8], "big")
+
+
+def _draw(label: str, surface: str, fake: Faker, rng: random.Random) -> str:
+    family = family_for(label)
+    candidate = surface
+    for _ in range(_RETRIES):
+        candidate = family.provider(surface, fake, rng)
+        if candidate.strip() and (candidate != surface or family.name == "sex"):
+            return candidate
+    return candidate if candidate.strip() else shape_preserving(surface, fake, rng)
+
+
+def surrogate_document(
+    doc: Document, fake: Faker, seed: int
+) -> tuple[Document, list[SurrogateRecord]]:
+    """The document with every span replaced, and the original -> surrogate pairs used."""
+    rng = random.Random(document_seed(seed, doc.id))
+    fake.seed_instance(document_seed(seed + 1, doc.id))
+    chosen: dict[tuple[str, str], str] = {}
+    records: list[SurrogateRecord] = []
+    pieces: list[str] = []
+    spans: list[Span] = []
+    cursor = 0
+    length = 0
+    for span in doc.spans:
+        surface = doc.text[span.start : span.end]
+        key = (family_for(span.label).name, surface)
+        if key not in chosen:
+            chosen[key] = _draw(span.label, surface, fake, rng)
+            records.append(
+                SurrogateRecord(
+                    doc_id=doc.id, label=span.label, original=surface, surrogate=chosen[key]
+                )
+            )
+        surrogate = chosen[key]
+        before = doc.text[cursor : span.start]
+        pieces.extend((before, surrogate))
+        start = length + len(before)
+        spans.append(Span(start=start, end=start + len(surrogate), label=span.label))
+        length = start + len(surrogate)
+        cursor = span.end
+    pieces.append(doc.text[cursor:])
+    new = doc.model_dump()
+    new.update(text="".join(pieces), spans=[s.model_dump() for s in spans])
+    return Document.model_validate(new), records

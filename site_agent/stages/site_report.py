@@ -1,0 +1,117 @@
+"""``site_report.json`` / ``site_report.md``: gold vs synthetic annotator on the private test set.
+
+Only numbers and label names: the report may travel in the export bundle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.base import ProtocolModel
+from protocol.evaluation import CorpusDiagnostics, EvaluationReport
+
+
+class ModelScores(ProtocolModel):
+    """Headline scores of one annotator on the site's test split."""
+
+    token_precision: float
+    token_recall: float
+    token_f1: float
+    exact_f1: float
+    overlap_f1: float
+    leakage_rate: float
+
+
+class SiteReport(ProtocolModel):
+    """What synthetic data is worth at this site: the F1 gap and how the corpora differ."""
+
+    site_id: str
+    n_test_documents: int
+    n_synthetic_documents: int
+    gold: ModelScores
+    synthetic: ModelScores
+    token_f1_gap: float
+    real_diagnostics: CorpusDiagnostics
+    synthetic_diagnostics: CorpusDiagnostics
+    settings: dict[str, Any]
+
+
+def headline(report: EvaluationReport) -> ModelScores:
+    return ModelScores(
+        token_precision=report.token.micro.precision,
+        token_recall=report.token.micro.recall,
+        token_f1=report.token.micro.f1,
+        exact_f1=report.exact.micro.f1,
+        overlap_f1=report.overlap.micro.f1,
+        leakage_rate=report.leakage.leakage_rate,
+    )
+
+
+def _row(name: str, scores: ModelScores) -> str:
+    return (
+        f"| {name} | {scores.token_precision:.3f} | {scores.token_recall:.3f} | "
+        f"{scores.token_f1:.3f} | {scores.exact_f1:.3f} | {scores.overlap_f1:.3f} | "
+        f"{scores.leakage_rate:.3f} |"
+    )
+
+
+def _diag_row(name: str, real: float | None, synthetic: float | None) -> str:
+    def show(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    return f"| {name} | {show(real)} | {show(synthetic)} |"
+
+
+def _get(diag: dict[str, Any], *path: str) -> float | None:
+    value: Any = diag
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return float(value) if isinstance(value, int | float) else None
+
+
+DIAGNOSTIC_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("documents", ("n_documents",)),
+    ("median words / document", ("words", "median")),
+    ("spans / document (mean)", ("spans_per_document", "mean")),
+    ("PII document share", ("pii_document_share",)),
+    ("lexical diversity", ("lexical_diversity",)),
+    ("PII docs with repeated identifier", ("pii_documents_with_repetition_share",)),
+)
+
+
+def render_markdown(report: SiteReport) -> str:
+    """A short human-readable page for the site's data steward."""
+    real = report.real_diagnostics.model_dump(mode="json")
+    syn = report.synthetic_diagnostics.model_dump(mode="json")
+    lines = [
+        f"# Site report: {report.site_id}",
+        "",
+        f"Test documents: {report.n_test_documents}; synthetic documents: "
+        f"{report.n_synthetic_documents}.",
+        "",
+        "| annotator trained on | token P | token R | token F1 | exact F1 | overlap F1 | leakage |",
+        "|---|---|---|---|---|---|---|",
+        _row("gold (real) data", report.gold),
+        _row("synthetic data", report.synthetic),
+        "",
+        f"**Token F1 gap (gold - synthetic): {report.token_f1_gap:+.3f}**",
+        "",
+        "| diagnostic | real train | synthetic |",
+        "|---|---|---|",
+    ]
+    lines += [
+        _diag_row(name, _get(real, *path), _get(syn, *path)) for name, path in DIAGNOSTIC_ROWS
+    ]
+    lines += ["", "| label | real span share | synthetic span share |", "|---|---|---|"]
+    labels = sorted(set(real.get("labels", {})) | set(syn.get("labels", {})))
+    lines += [
+        _diag_row(
+            label,
+            _get(real, "labels", label, "span_share") or 0.0,
+            _get(syn, "labels", label, "span_share") or 0.0,
+        )
+        for label in labels
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,105 @@
+"""Stage 1, split: the gold corpus becomes train / validation / test JSONL files.
+
+Splits the site already made (``validation_path``, ``test_path``) are kept as they are;
+whatever is still missing is carved out of the main corpus with a seeded split that keeps
+all documents of one ``source`` together. The test file is read again only by the final
+evaluation in ``train-synthetic``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from protocol import Corpus
+from protocol.site_config import CorpusSection, SiteConfig, SplitSection
+from shared.corpus_io import read_corpus, write_corpus
+from shared.errors import UsageError
+from shared.splits import split_corpus
+from site_agent.stages.base import Stage, StageContext, StageOutput
+
+
+@dataclass(frozen=True)
+class SplitFiles:
+    train: Path
+    validation: Path
+    test: Path
+
+
+def wanted_fractions(corpus: CorpusSection, settings: SplitSection) -> dict[str, float]:
+    """Fractions of the main corpus for the splits the site did not provide as files."""
+    fractions = {"validation": settings.validation_fraction, "test": settings.test_fraction}
+    if corpus.validation_path is not None:
+        del fractions["validation"]
+    if corpus.test_path is not None:
+        del fractions["test"]
+    return {"train": 1.0 - sum(fractions.values()), **fractions}
+
+
+def split_with_fallback(
+    gold: Corpus, fractions: dict[str, float], settings: SplitSection
+) -> tuple[dict[str, Corpus], bool]:
+    """Split by source when asked; if a split comes out empty, split by document instead."""
+    parts = split_corpus(
+        gold, fractions, seed=settings.seed, group_by_source=settings.group_by_source
+    )
+    if settings.group_by_source and any(len(c) == 0 for c in parts.values()):
+        return split_corpus(gold, fractions, seed=settings.seed, group_by_source=False), False
+    return parts, settings.group_by_source
+
+
+def split_gold_corpus(
+    corpus: CorpusSection, settings: SplitSection, out_dir: Path
+) -> tuple[SplitFiles, bool]:
+    """Write ``train.jsonl``, ``validation.jsonl``, ``test.jsonl``; say if grouped by source."""
+    gold = read_corpus(corpus.path, corpus.format)
+    parts, grouped = split_with_fallback(gold, wanted_fractions(corpus, settings), settings)
+    if corpus.validation_path is not None:
+        parts["validation"] = read_corpus(corpus.validation_path, corpus.format)
+    if corpus.test_path is not None:
+        parts["test"] = read_corpus(corpus.test_path, corpus.format)
+    empty = [name for name, part in parts.items() if len(part) == 0]
+    if empty:
+        raise UsageError(
+            f"{corpus.path}: {len(gold)} documents leave the {', '.join(empty)} split(s) "
+            "empty; fix: use a larger corpus, raise the split fractions, or give "
+            "corpus.validation_path / corpus.test_path"
+        )
+    files = SplitFiles(*(out_dir / f"{name}.jsonl" for name in ("train", "validation", "test")))
+    for name in ("train", "validation", "test"):
+        write_corpus(parts[name], getattr(files, name))
+    return files, grouped
+
+
+def _settings(config: SiteConfig) -> dict[str, Any]:
+    return {"split": config.split, "format": config.corpus.format}
+
+
+def _sources(config: SiteConfig) -> dict[str, Path]:
+    named = {
+        "corpus": config.corpus.path,
+        "validation": config.corpus.validation_path,
+        "test": config.corpus.test_path,
+    }
+    return {k: p for k, p in named.items() if p is not None}
+
+
+def _run(ctx: StageContext) -> StageOutput:
+    files, grouped = split_gold_corpus(ctx.config.corpus, ctx.config.split, ctx.stage_dir)
+    counts = {
+        name: len(read_corpus(getattr(files, name))) for name in ("train", "validation", "test")
+    }
+    return StageOutput(
+        artifacts={"train": files.train, "validation": files.validation, "test": files.test},
+        summary={**{f"{k}_documents": v for k, v in counts.items()}, "by_source": grouped},
+    )
+
+
+STAGE = Stage(
+    name="split",
+    run=_run,
+    settings=_settings,
+    sources=_sources,
+    description="gold corpus -> train / validation / test",
+)

@@ -1,0 +1,30 @@
+"""The final table ``site-agent synthesize`` prints: each stage, whether it ran, time, result."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from site_agent.pipeline import StageRun
+
+STATUS_STYLE = {"ran": "green", "skipped": "dim", "failed": "bold red"}
+
+
+def _brief(run: StageRun) -> str:
+    if run.record is None:
+        return ""
+    return ", ".join(f"{k}={v}" for k, v in run.record.summary.items())
+
+
+def summary_table(runs: Sequence[StageRun]) -> Table:
+    table = Table(title="site pipeline")
+    table.add_column("stage")
+    table.add_column("status")
+    table.add_column("seconds", justify="right")
+    table.add_column("result", overflow="fold")
+    for run in runs:
+        style = STATUS_STYLE.get(run.status, "")
+        seconds = run.record.seconds if run.record and run.status == "ran" else run.seconds
+        table.add_row(run.name, f"[{style}]{run.status}[/]", f"{seconds:.1f}", _brief(run))
+    return table

@@ -1,0 +1,64 @@
+"""The ClientApp never lets text out: failures become codes, roll call sends counts only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from flwr.app import Context, Message, RecordDict, UserConfig
+from flwr.supercore.task_identity import TaskIdentity
+
+from coordinator import wire
+from protocol.rounds import RollCallReply
+from site_agent import client_app
+from site_agent.federation import handlers
+from tests.coordinator.conftest import World
+
+
+def call(message_type: str, config: UserConfig, content: RecordDict | None = None) -> Message:
+    TaskIdentity.run_id, TaskIdentity.node_id, TaskIdentity.task_id = 1, 1, 1
+    message = Message(content or RecordDict(), dst_node_id=7, message_type=message_type)
+    context = Context(run_id=1, node_id=7, node_config=config, state=RecordDict(), run_config={})
+    return client_app.app(message, context)
+
+
+def everything_sent(reply: Message) -> str:
+    return repr({k: dict(v) for k, v in reply.content.items()})
+
+
+def test_roll_call_sends_sizes_labels_and_manifest_but_no_text(world: World) -> None:
+    site = world.sites["site-a"]
+    reply = call(wire.ROLL_CALL, {"site-id": "site-a", "site-dir": str(site.site_dir)})
+    answer = wire.read_model_record(reply.content.config_records[wire.PAYLOAD], RollCallReply)
+    assert answer.test_split.n_documents == 12 and answer.manifest is not None
+    assert answer.has_baseline
+    assert "Paciente" not in everything_sent(reply)
+
+
+def test_an_exception_with_text_becomes_a_code(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def leaky(layout: object) -> RecordDict:
+        raise ValueError("Paciente Ana Garcia, historia 123456")
+
+    monkeypatch.setattr(handlers, "roll_call", leaky)
+    site = world.sites["site-a"]
+    reply = call(wire.ROLL_CALL, {"site-id": "site-a", "site-dir": str(site.site_dir)})
+    assert not reply.has_error() and wire.error_code(reply.content) == "internal_error"
+    assert "Ana" not in everything_sent(reply)
+
+
+@pytest.mark.parametrize(
+    ("config", "code"),
+    [
+        ({"site-id": "x"}, "bad_request"),
+        ({"site-id": "x", "site-dir": "/nonexistent"}, "test_split_missing"),
+    ],
+)
+def test_missing_setup_is_a_named_code(config: UserConfig, code: str) -> None:
+    assert wire.error_code(call(wire.ROLL_CALL, config).content) == code
+
+
+def test_collect_without_export_says_so(tmp_path: Path) -> None:
+    reply = call(wire.COLLECT, {"site-id": "x", "site-dir": str(tmp_path)})
+    assert wire.error_code(reply.content) == "no_export_bundle"

@@ -1,0 +1,98 @@
+"""Bad bundles and a site that stops: the run completes and the report says who and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from coordinator.demo_sites import demo_corpus, write_bundle
+from coordinator.server_app import run_federation
+from protocol.rounds import FederationReport
+from site_agent.client_app import app as client_app
+from tests.coordinator.conftest import make_world, node_configs
+from tests.coordinator.fake_grid import InProcessGrid
+from tests.coordinator.test_rounds_in_process import settings_for
+
+SITES = ["site-a", "site-b", "tamper", "unknown", "audit", "stopper"]
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory: pytest.TempPathFactory, base_model: Path) -> FederationReport:
+    root = tmp_path_factory.mktemp("faulty")
+    world = make_world(root, base_model, SITES, {"site-a", "site-b"})
+    tampered = next((world.sites["tamper"].site_dir / "outbox").glob("*/synthetic.jsonl"))
+    with tampered.open("a") as f:
+        f.write('{"id": "planted", "text": "x", "spans": []}\n')
+    registry = world.registry.read_text()
+    world.registry.write_text(registry.replace('"unknown"', '"someone-else"'))
+    audit = world.sites["audit"]
+    write_bundle(
+        audit.site_dir / "outbox" / "signed-despite-failed-audit",
+        "audit",
+        demo_corpus("audit", 10, 1, "synthetic"),
+        audit.site_dir / "keys" / "signing.key",
+        audit_passed=False,
+        key_id=audit.signing_key_id,
+    )
+    configs = node_configs(world)
+    stopper = next(n for n, c in configs.items() if c["site-id"] == "stopper")
+    grid = InProcessGrid(client_app, configs, stop_at={stopper: "evaluate.cross_site"})
+    return run_federation(grid, settings_for(world, root / "out", fedavg_rounds=1, mapping=None))
+
+
+def reasons(report: FederationReport, site: str) -> set[tuple[str, str]]:
+    return {(e.phase, e.reason) for e in report.exclusions if e.site_id == site}
+
+
+@pytest.mark.parametrize(
+    ("site", "expected"),
+    [
+        ("tamper", ("collect", "hash_mismatch")),
+        ("unknown", ("collect", "unknown_site_key")),
+        ("audit", ("collect", "audit_failed")),
+        ("stopper", ("cross_site", "no_reply")),
+    ],
+)
+def test_fault_is_named_in_the_report(
+    faulty: FederationReport, site: str, expected: tuple[str, str]
+) -> None:
+    assert expected in reasons(faulty, site)
+
+
+def test_round_completes_with_the_good_sites(faulty: FederationReport) -> None:
+    accepted = {b.site_id for b in faulty.bundles}
+    assert accepted == {"site-a", "site-b", "stopper"}
+    assert {m.name for m in faulty.models} == {
+        "site:site-a",
+        "site:site-b",
+        "site:stopper",
+        "pooled",
+        "fedavg",
+    }
+    for model in faulty.models:
+        for site in ("site-a", "site-b", "tamper", "unknown", "audit"):
+            cell = faulty.cell(model.name, site)
+            assert cell is not None and cell.metrics is not None, (model.name, site)
+        stopped = faulty.cell(model.name, "stopper")
+        assert stopped is not None and stopped.metrics is None and stopped.error == "no_reply"
+
+
+def test_sites_without_annotator_report_a_code_not_text(faulty: FederationReport) -> None:
+    baseline = faulty.baseline("tamper")
+    assert baseline is not None and baseline.error == "annotator_missing"
+    assert faulty.baseline("site-a") is not None and faulty.baseline("site-a").metrics is not None  # type: ignore[union-attr]
+
+
+def test_audit_summary_lists_the_failed_rule(faulty: FederationReport) -> None:
+    audit = next(s for s in faulty.sites if s.site_id == "audit")
+    assert audit.audit_passed is False and audit.audit_rules_failed == ("ngram_recall",)
+
+
+def test_markdown_report_names_each_exclusion_and_reason(faulty: FederationReport) -> None:
+    from coordinator.report.write import to_markdown
+
+    markdown = to_markdown(faulty)
+    for site, reason in [("tamper", "hash_mismatch"), ("unknown", "unknown_site_key"),
+                         ("audit", "audit_failed"), ("stopper", "no_reply")]:  # fmt: skip
+        assert f"| {site} |" in markdown and reason in markdown

@@ -1,0 +1,92 @@
+"""Certificates, SuperNode keys, registry, settings and configs: what Flower and sites need."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import load_ssh_private_key, load_ssh_public_key
+
+from coordinator.config_file import load_coordinator_config
+from coordinator.keys import create_supernode_auth_key, create_tls, load_registry, register_site
+from coordinator.settings import FederationSettings
+from shared.errors import ConfigError
+from shared.signing import generate_signing_key
+from site_agent.federation.join import load_join_config, supernode_argv
+
+
+def test_superlink_certificate_has_ip_and_dns_sans_and_chains_to_the_ca(tmp_path: Path) -> None:
+    files = create_tls(tmp_path, ["127.0.0.1", "superlink.example.org"])
+    ca = x509.load_pem_x509_certificate(files.ca_certificate.read_bytes())
+    cert = x509.load_pem_x509_certificate(files.certificate.read_bytes())
+    cert.verify_directly_issued_by(ca)
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert san.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("127.0.0.1")]
+    assert san.get_values_for_type(x509.DNSName) == ["superlink.example.org"]
+    assert oct(files.key.stat().st_mode)[-3:] == "600"
+
+
+def test_supernode_auth_key_is_what_flower_loads(tmp_path: Path) -> None:
+    public = create_supernode_auth_key(tmp_path / "node.key")
+    private = load_ssh_private_key((tmp_path / "node.key").read_bytes(), None)
+    assert isinstance(private, ec.EllipticCurvePrivateKey) and private.curve.name == "secp384r1"
+    assert isinstance(load_ssh_public_key(public.read_bytes()), ec.EllipticCurvePublicKey)
+
+
+def test_register_site_records_both_keys_and_rejects_a_wrong_auth_key(tmp_path: Path) -> None:
+    key_id = generate_signing_key(tmp_path / "sign", tmp_path / "sign.pub")
+    auth = create_supernode_auth_key(tmp_path / "node.key")
+    register_site(tmp_path / "r.json", "s1", tmp_path / "sign.pub", auth)
+    entry = load_registry(tmp_path / "r.json").sites["s1"]
+    assert entry.signing_key_id == key_id and entry.auth_public_key_openssh.startswith("ecdsa")  # type: ignore[union-attr]
+    with pytest.raises(ConfigError, match="OpenSSH ECDSA"):
+        register_site(tmp_path / "r.json", "s2", tmp_path / "sign.pub", tmp_path / "sign.pub")
+
+
+def test_settings_name_the_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        FederationSettings.from_run_config(
+            {
+                "registry": str(tmp_path / "nope.json"),
+                "base-model": str(tmp_path),
+                "output-dir": "o",
+            }
+        )
+    assert "registry = " in str(info.value) and "does not exist" in str(info.value)
+
+
+def test_settings_round_trip_through_the_run_config(tmp_path: Path) -> None:
+    (tmp_path / "r.json").write_text("{}")
+    settings = FederationSettings(
+        registry=tmp_path / "r.json", base_model=tmp_path, output_dir=tmp_path
+    )
+    assert FederationSettings.from_run_config(settings.to_run_config()) == settings
+
+
+def test_coordinator_toml_resolves_relative_paths(tmp_path: Path) -> None:
+    (tmp_path / "r.json").write_text("{}")
+    (tmp_path / "coordinator.toml").write_text(
+        '[superlink]\naddress = "10.0.0.1:9093"\nroot-certificates = "ca.crt"\n'
+        '[federation]\nregistry = "r.json"\nbase-model = "."\noutput-dir = "out"\n'
+        "fedavg-rounds = 3\n"
+    )
+    link, settings = load_coordinator_config(tmp_path / "coordinator.toml")
+    assert link.root_certificates == tmp_path / "ca.crt"
+    assert settings.registry == tmp_path / "r.json" and settings.fedavg_rounds == 3
+
+
+def test_join_builds_the_supernode_command_with_tls_and_auth(tmp_path: Path) -> None:
+    (tmp_path / "site.toml").write_text(
+        '[site]\nname = "ignored by join"\n[federation]\nsite-id = "site-a"\nwork-dir = "w"\n'
+        'auth-private-key = "keys/node.key"\nroot-certificates = "ca.crt"\n'
+    )
+    config = load_join_config(tmp_path / "site.toml")
+    argv = supernode_argv(config, "10.0.0.1:9093", insecure=False)
+    assert argv[argv.index("--auth-supernode-private-key") + 1] == str(tmp_path / "keys/node.key")
+    assert argv[argv.index("--node-config") + 1] == f'site-id="site-a" site-dir="{tmp_path / "w"}"'
+    config_without_keys = config.model_copy(update={"auth_private_key": None})
+    with pytest.raises(ConfigError, match="auth-private-key"):
+        supernode_argv(config_without_keys, "10.0.0.1:9093", insecure=False)

@@ -1,0 +1,91 @@
+"""Every round of the protocol through the real ClientApp, with an in-process Grid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from coordinator import aggregate
+from coordinator.server_app import run_federation
+from coordinator.settings import FederationSettings
+from protocol.rounds import FederationReport
+from shared.corpus_io import read_corpus
+from site_agent.client_app import app as client_app
+from tests.coordinator.conftest import World, node_configs
+from tests.coordinator.fake_grid import InProcessGrid
+
+
+def settings_for(world: World, out: Path, **overrides: object) -> FederationSettings:
+    values = {
+        "registry": world.registry,
+        "base_model": world.base_model,
+        "output_dir": out,
+        "mapping": world.mapping,
+        "fedavg_rounds": 2,
+        "train_epochs": 6,
+        "learning_rate": 1e-3,
+        "batch_size": 4,
+        "bootstrap": 30,
+        **overrides,
+    }
+    return FederationSettings.model_validate(values)
+
+
+@pytest.fixture(scope="module")
+def happy(
+    world: World, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[FederationReport, InProcessGrid, Path]:
+    out = tmp_path_factory.mktemp("happy")
+    grid = InProcessGrid(client_app, node_configs(world))
+    return run_federation(grid, settings_for(world, out)), grid, out
+
+
+def test_every_round_sends_its_message_type(
+    happy: tuple[FederationReport, InProcessGrid, Path],
+) -> None:
+    _, grid, _ = happy
+    types = [m.metadata.message_type for m in grid.sent]
+    assert types.count("query.roll_call") == 3
+    assert types.count("query.collect") == 3
+    assert types.count("train.fedavg") == 3 * 2
+    assert types.count("evaluate.cross_site") == 3
+
+
+def test_matrix_is_complete_with_site_pooled_and_fedavg_models(
+    happy: tuple[FederationReport, InProcessGrid, Path],
+) -> None:
+    report, _, _ = happy
+    names = {m.name for m in report.models}
+    assert names == {"site:site-a", "site:site-b", "site:site-c", "pooled", "fedavg"}
+    assert len(report.matrix) == 5 * 3
+    assert all(cell.metrics is not None for cell in report.matrix), report.matrix
+    assert all(b.metrics is not None for b in report.baselines)
+    assert report.exclusions == ()
+    assert report.labels == ("ID", "LOC", "ORG", "PER", "TIME")
+
+
+def test_matrix_cell_equals_metrics_computed_directly(
+    world: World, happy: tuple[FederationReport, InProcessGrid, Path]
+) -> None:
+    report, _, out = happy
+    site = world.sites["site-b"]
+    gold = read_corpus(site.site_dir / "01-split" / "test.jsonl")
+    mapping = aggregate.LabelMapping.model_validate_json(world.mapping.read_text())
+    gold_shared = aggregate.harmonise(gold, mapping, report.labels)
+    predicted = aggregate.machine_annotate(out / "models" / "pooled", gold_shared)
+    direct = aggregate.evaluate_predictions(gold_shared, predicted, None, n_bootstrap=30, seed=13)
+    cell = report.cell("pooled", "site-b")
+    assert cell is not None and cell.metrics == direct
+
+
+def test_report_files_are_written_and_typed(
+    happy: tuple[FederationReport, InProcessGrid, Path],
+) -> None:
+    report, _, out = happy
+    assert FederationReport.model_validate_json((out / "report.json").read_text()) == report
+    markdown = (out / "report.md").read_text()
+    assert "Span overlap F1" in markdown and "site-c" in markdown
+    page = (out / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 3
+    assert "<script" not in page and "http" not in page.split("<body>")[1].split("Provenance")[0]

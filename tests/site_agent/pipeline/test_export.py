@@ -1,0 +1,175 @@
+"""Export: the audit gate cannot be bypassed, bundles are signed, verification catches changes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from protocol import Corpus, Document, Span
+from protocol.audit import AuditReport, RuleResult
+from shared.corpus_io import write_corpus
+from shared.errors import ExportRefusedError, VerificationError
+from shared.provenance import sha256_file, sha256_tree
+from shared.signing import generate_signing_key
+from site_agent.export import BundleRequest, build_bundle, verify_bundle
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> dict[str, Path]:
+    corpus = Corpus(
+        documents=(
+            Document(
+                id="s1",
+                text="Dr Ana Ruiz saw the patient.",
+                spans=(Span(start=3, end=11, label="PER"),),
+            ),
+            Document(id="s2", text="Follow-up next week.", spans=()),
+        )
+    )
+    corpus_path = tmp_path / "audit" / "synthetic.audited.jsonl"
+    write_corpus(corpus, corpus_path)
+    encoder = tmp_path / "encoder"
+    encoder.mkdir()
+    (encoder / "model.safetensors").write_bytes(b"synthetic weights")
+    (encoder / "config.json").write_text("{}")
+    (encoder / "training_args.bin").write_bytes(b"pickle")
+    report = tmp_path / "site_report.json"
+    report.write_text('{"token_f1_gap": 0.1}')
+    keys = tmp_path / "keys"
+    generate_signing_key(keys / "k.pem", keys / "k.pub.pem")
+    return {
+        "corpus": corpus_path,
+        "encoder": encoder,
+        "report": report,
+        "key": keys / "k.pem",
+        "pub": keys / "k.pub.pem",
+        "root": tmp_path,
+    }
+
+
+def _audit(site: dict[str, Path], passed: bool = True, sha: str | None = None) -> Path:
+    report = AuditReport(
+        tool_version="test",
+        config_digest="x",
+        real_corpus_sha256="r",
+        input_corpus_sha256="i",
+        audited_corpus_sha256=sha or sha256_file(site["corpus"]),
+        n_input_documents=2,
+        n_kept_documents=2,
+        rules=(
+            RuleResult(
+                name="ngram_recall_5",
+                measured=0.9 if not passed else 0.1,
+                threshold=0.5,
+                passed=passed,
+            ),
+        ),
+        passed=passed,
+    )
+    path = site["corpus"].parent / "audit.json"
+    path.write_text(report.model_dump_json())
+    return path
+
+
+def _request(site: dict[str, Path], audit: Path | None, **kw: object) -> BundleRequest:
+    fields: dict = dict(
+        site_id="h1",
+        corpus_path=site["corpus"],
+        audit_report_path=audit,
+        signing_key_path=site["key"],
+        outbox=site["root"] / "outbox",
+        config_digest="abc",
+        base_models={"generator": "tiny"},
+        synthetic_encoder_dir=site["encoder"],
+        site_report_path=site["report"],
+    )
+    fields.update(kw)
+    return BundleRequest(**fields)
+
+
+def test_bundle_is_signed_and_verifies(site: dict[str, Path]) -> None:
+    bundle, manifest = build_bundle(_request(site, _audit(site)))
+    assert bundle.parent == site["root"] / "outbox" and bundle.name.startswith("h1-")
+    names = {a.name: a.kind for a in manifest.artifacts}
+    assert names == {
+        "synthetic.jsonl": "synthetic_corpus",
+        "audit.json": "audit_report",
+        "site_report.json": "site_report",
+        "encoder/model.safetensors": "encoder_weights",
+        "encoder/config.json": "encoder_weights",
+    }
+    assert manifest.n_documents == 2 and manifest.labels == ("PER",)
+    assert manifest.audit.passed and manifest.audit.corpus_sha256 == sha256_file(site["corpus"])
+    assert verify_bundle(bundle, site["pub"]) == manifest
+    assert not (bundle / "encoder" / "training_args.bin").exists()
+
+
+def test_export_refuses_without_an_audit_report(site: dict[str, Path]) -> None:
+    with pytest.raises(ExportRefusedError, match="without a passing privacy audit"):
+        build_bundle(_request(site, None))
+    with pytest.raises(ExportRefusedError, match="without a passing privacy audit"):
+        build_bundle(_request(site, site["root"] / "missing.json"))
+    assert not (site["root"] / "outbox").exists()
+
+
+def test_export_refuses_a_failed_audit(site: dict[str, Path]) -> None:
+    with pytest.raises(ExportRefusedError, match="ngram_recall_5"):
+        build_bundle(_request(site, _audit(site, passed=False)))
+
+
+def test_export_refuses_a_corpus_other_than_the_audited_one(site: dict[str, Path]) -> None:
+    audit = _audit(site)
+    with site["corpus"].open("a") as handle:
+        handle.write('{"id": "real", "text": "real note", "spans": []}\n')
+    with pytest.raises(ExportRefusedError, match="is not the audited corpus"):
+        build_bundle(_request(site, audit))
+
+
+def test_export_refuses_the_gold_annotator(site: dict[str, Path]) -> None:
+    gold_sha = sha256_tree(site["encoder"])
+    with pytest.raises(ExportRefusedError, match="gold-trained"):
+        build_bundle(_request(site, _audit(site), gold_annotator_sha256=gold_sha))
+
+
+def test_export_refuses_an_encoder_without_safetensors(site: dict[str, Path]) -> None:
+    (site["encoder"] / "model.safetensors").unlink()
+    with pytest.raises(ExportRefusedError, match="safetensors"):
+        build_bundle(_request(site, _audit(site)))
+
+
+def test_encoder_is_optional(site: dict[str, Path]) -> None:
+    _, manifest = build_bundle(_request(site, _audit(site), synthetic_encoder_dir=None))
+    assert {a.kind for a in manifest.artifacts} == {
+        "synthetic_corpus",
+        "audit_report",
+        "site_report",
+    }
+
+
+@pytest.mark.parametrize("tamper", ["edit_corpus", "extra_file", "edit_manifest", "drop_file"])
+def test_verification_catches_changes(site: dict[str, Path], tamper: str) -> None:
+    bundle, _ = build_bundle(_request(site, _audit(site)))
+    if tamper == "edit_corpus":
+        (bundle / "synthetic.jsonl").write_text("{}\n")
+    elif tamper == "extra_file":
+        (bundle / "real_notes.jsonl").write_text("secret")
+    elif tamper == "edit_manifest":
+        text = (bundle / "manifest.json").read_text()
+        (bundle / "manifest.json").write_text(text.replace('"h1"', '"h2"'))
+    else:
+        (bundle / "audit.json").unlink()
+    with pytest.raises(VerificationError):
+        verify_bundle(bundle, site["pub"])
+
+
+def test_verification_with_another_key_fails(site: dict[str, Path]) -> None:
+    bundle, _ = build_bundle(_request(site, _audit(site)))
+    other = site["root"] / "other"
+    generate_signing_key(other / "k.pem", other / "k.pub.pem")
+    with pytest.raises(VerificationError, match="signature does not verify"):
+        verify_bundle(bundle, other / "k.pub.pem")
+    shutil.rmtree(bundle / "encoder")
+    with pytest.raises(VerificationError, match="missing"):
+        verify_bundle(bundle, site["pub"])

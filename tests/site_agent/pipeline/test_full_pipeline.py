@@ -1,0 +1,102 @@
+"""The whole site pipeline on a 30-document MEDDOCAN slice (the shortest notes), tiny models.
+
+Every stage runs for real (tiny BERT annotator, tiny Llama generator with LoRA, the privacy
+audit, the synthetic encoder, the signed export); then a re-run skips everything and
+``--from audit`` restarts there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from protocol.site_config import SiteConfig, build_site_config
+from shared.signing import generate_signing_key
+from site_agent.export import verify_bundle
+from site_agent.pipeline import read_record, run_pipeline, stage_folder
+from site_agent.stages import STAGES
+from tests.tiny_models import tiny_causal_lm, tiny_encoder
+
+
+@pytest.fixture(scope="module")
+def site(meddocan_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[SiteConfig, Path]:
+    root = tmp_path_factory.mktemp("site")
+    rows = (meddocan_dir / "train.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = sorted(rows, key=lambda line: len(json.loads(line)["text"]))[:30]  # the shortest
+    corpus = root / "slice.jsonl"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    texts = [json.loads(line)["text"] for line in lines]
+    encoder = tiny_encoder(root / "encoder", texts)
+    generator = tiny_causal_lm(root / "generator", texts)
+    private, public = root / "keys" / "site.pem", root / "keys" / "site.pub.pem"
+    generate_signing_key(private, public)
+    config = build_site_config(
+        {
+            "site_id": "meddocan-slice",
+            "language": "es",
+            "device": "cpu",
+            "work_dir": str(root / "work"),
+            "signing_key": str(private),
+            "corpus": {"path": str(corpus)},
+            "split": {"validation_fraction": 0.2, "test_fraction": 0.2},
+            "annotator": {
+                "base_model": str(encoder),
+                "min_validation_recall": 0.0,
+                "training": {"epochs": 1, "batch_size": 8},
+            },
+            "adapt": {
+                "base_model": str(generator),
+                "batch_size": 2,
+                "max_steps": 2,
+                "max_length": 64,
+                "quantization": "none",
+            },
+            "generation": {"samples_per_prompt": 2, "max_new_tokens": 24, "max_documents": 8},
+            "audit": {"canaries": 2},
+        }
+    )
+    run_pipeline(config)
+    return config, public
+
+
+def test_every_stage_completes_with_its_artifacts(site: tuple[SiteConfig, Path]) -> None:
+    config, _ = site
+    for index, stage in enumerate(STAGES, 1):
+        record = read_record(stage_folder(config.work_dir, index, stage))
+        assert record is not None and record.status == "completed", stage.name
+        for name, stored in record.artifacts.items():
+            path = Path(stored)
+            path = (
+                path if path.is_absolute() else stage_folder(config.work_dir, index, stage) / path
+            )
+            assert path.exists(), f"{stage.name}.{name}"
+    folder = config.work_dir / "08-train-synthetic"
+    report = json.loads((folder / "site_report.json").read_text())
+    assert set(report["gold"]) >= {"token_f1", "token_recall"}
+    assert report["token_f1_gap"] == pytest.approx(
+        report["gold"]["token_f1"] - report["synthetic"]["token_f1"]
+    )
+    assert "Token F1 gap" in (folder / "site_report.md").read_text()
+
+
+def test_bundle_verifies_and_holds_nothing_real(site: tuple[SiteConfig, Path]) -> None:
+    config, public = site
+    (bundle,) = (config.work_dir / "outbox").iterdir()
+    manifest = verify_bundle(bundle, public)
+    kinds = {a.kind for a in manifest.artifacts}
+    assert {"synthetic_corpus", "audit_report", "encoder_weights"} <= kinds
+    real = (config.work_dir / "01-split" / "train.jsonl").read_text()
+    real_texts = {json.loads(line)["text"] for line in real.splitlines()}
+    shipped = (bundle / "synthetic.jsonl").read_text().splitlines()
+    assert not {json.loads(line)["text"] for line in shipped} & real_texts
+    names = {p.name for p in bundle.rglob("*")}
+    assert "surrogates.private.jsonl" not in names and "train.jsonl" not in names
+
+
+def test_rerun_skips_and_from_restarts(site: tuple[SiteConfig, Path]) -> None:
+    config, _ = site
+    assert {r.status for r in run_pipeline(config)} == {"skipped"}
+    runs = run_pipeline(config, from_stage="audit")
+    assert [r.status for r in runs] == ["skipped"] * 6 + ["ran"] * 3

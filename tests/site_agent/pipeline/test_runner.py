@@ -1,0 +1,214 @@
+"""The stage runner: stage.json, skipping unchanged stages, --from, failures, registry rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from protocol.site_config import SiteConfig, build_site_config
+from shared.errors import QualityGateError, UsageError
+from site_agent.pipeline import read_record, run_pipeline
+from site_agent.stages import STAGES, Stage, StageContext, StageOutput, check_registry
+
+CALLS: list[str] = []
+
+
+def _first(ctx: StageContext) -> StageOutput:
+    CALLS.append("first")
+    out = ctx.stage_dir / "a.txt"
+    out.write_text(ctx.config.corpus.path.read_text() + f"|seed={ctx.config.split.seed}")
+    return StageOutput(artifacts={"a": out}, summary={"n": 1})
+
+
+def _second(ctx: StageContext) -> StageOutput:
+    CALLS.append("second")
+    if ctx.config.split.seed == 99:
+        raise QualityGateError("second refuses seed 99")
+    out = ctx.stage_dir / "b.txt"
+    out.write_text(ctx.inputs["first.a"].read_text().upper())
+    return StageOutput(artifacts={"b": out})
+
+
+def _third(ctx: StageContext) -> StageOutput:
+    CALLS.append("third")
+    if ctx.config.pseudonymise.mode == "filter":
+        raise QualityGateError("third refuses filter mode")
+    out = ctx.stage_dir / "c.txt"
+    out.write_text(ctx.inputs["second.b"].read_text() + "!")
+    return StageOutput(artifacts={"c": out})
+
+
+TOY = (
+    Stage("first", _first, lambda c: c.split, sources=lambda c: {"corpus": c.corpus.path}),
+    Stage("second", _second, lambda c: {}, inputs=("first.a",)),
+    Stage("third", _third, lambda c: c.pseudonymise, inputs=("second.b",)),
+)
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> SiteConfig:
+    CALLS.clear()
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello")
+    return build_site_config(
+        {"site_id": "toy", "corpus": {"path": str(corpus)}, "work_dir": str(tmp_path / "work")}
+    )
+
+
+def _run(config: SiteConfig, **kw: object) -> list[str]:
+    return [r.status for r in run_pipeline(config, TOY, **kw)]  # type: ignore[arg-type]
+
+
+def test_stages_write_records_and_artifacts(config: SiteConfig) -> None:
+    assert _run(config) == ["ran", "ran", "ran"]
+    assert (config.work_dir / "03-third" / "c.txt").read_text() == "HELLO|SEED=13!"
+    record = read_record(config.work_dir / "01-first")
+    assert record is not None and record.status == "completed"
+    assert set(record.input_hashes) == {"corpus"} and record.artifacts == {"a": "a.txt"}
+    assert record.summary == {"n": 1} and "torch" in record.package_versions
+    assert record.finished_at >= record.started_at
+    downstream = read_record(config.work_dir / "02-second")
+    assert downstream is not None
+    assert downstream.input_hashes == {"first.a": record.artifact_hashes["a"]}
+
+
+def test_rerun_skips_unchanged_stages(config: SiteConfig) -> None:
+    _run(config)
+    CALLS.clear()
+    assert _run(config) == ["skipped", "skipped", "skipped"]
+    assert CALLS == []
+
+
+def test_changed_settings_rerun_that_stage_and_changed_outputs_propagate(
+    config: SiteConfig,
+) -> None:
+    _run(config)
+    CALLS.clear()
+    changed = config.model_copy(update={"split": config.split.model_copy(update={"seed": 7})})
+    assert _run(changed) == ["ran", "ran", "ran"]
+    CALLS.clear()
+    unrelated = changed.model_copy(
+        update={"pseudonymise": changed.pseudonymise.model_copy(update={"locale": "en_US"})}
+    )
+    assert _run(unrelated) == ["skipped", "skipped", "ran"]
+
+
+def test_changed_source_file_reruns_everything(config: SiteConfig) -> None:
+    _run(config)
+    config.corpus.path.write_text("other")
+    assert _run(config) == ["ran", "ran", "ran"]
+
+
+def test_missing_artifact_reruns_the_stage(config: SiteConfig) -> None:
+    _run(config)
+    (config.work_dir / "02-second" / "b.txt").unlink()
+    assert _run(config) == ["skipped", "ran", "skipped"]
+
+
+def test_from_forces_that_stage_and_every_later_one(config: SiteConfig) -> None:
+    _run(config)
+    CALLS.clear()
+    assert _run(config, from_stage="second") == ["skipped", "ran", "ran"]
+    assert CALLS == ["second", "third"]
+    with pytest.raises(UsageError, match="unknown stage 'nope'"):
+        _run(config, from_stage="nope")
+
+
+def test_failure_is_recorded_and_stops_the_pipeline(config: SiteConfig) -> None:
+    failing = config.model_copy(
+        update={"pseudonymise": config.pseudonymise.model_copy(update={"mode": "filter"})}
+    )
+    runs: list = []
+    with pytest.raises(QualityGateError):
+        run_pipeline(failing, TOY, runs=runs)
+    assert [r.status for r in runs] == ["ran", "ran", "failed"]
+    record = json.loads((config.work_dir / "03-third" / "stage.json").read_text())
+    assert record["status"] == "failed" and "filter" in record["error"]
+    assert _run(failing.model_copy(update={"pseudonymise": config.pseudonymise}))[-1] == "ran"
+
+
+def test_registry_order_and_held_out_test_split() -> None:
+    check_registry(STAGES)
+    assert [s.name for s in STAGES] == [
+        "split",
+        "pseudonymise",
+        "annotator",
+        "adapt",
+        "generate",
+        "annotate",
+        "audit",
+        "train-synthetic",
+        "export",
+    ]
+    readers = {s.name for s in STAGES if "split.test" in s.inputs}
+    assert readers == {"train-synthetic"}
+    sneaky = Stage("peek", _first, lambda c: {}, inputs=("split.test",))
+    with pytest.raises(ValueError, match="held out"):
+        check_registry((STAGES[0], sneaky))
+    with pytest.raises(ValueError, match="does not run before"):
+        check_registry((TOY[1], TOY[0]))
+
+
+def test_every_registered_stage_has_a_stable_settings_digest(config: SiteConfig) -> None:
+    from site_agent.pipeline import settings_digest
+
+    digests = [settings_digest(stage, config) for stage in STAGES]
+    assert digests == [settings_digest(stage, config) for stage in STAGES]
+    changed = config.model_copy(
+        update={"generation": config.generation.model_copy(update={"top_p": 0.9})}
+    )
+    moved = [a != settings_digest(s, changed) for s, a in zip(STAGES, digests, strict=True)]
+    assert [s.name for s, m in zip(STAGES, moved, strict=True) if m] == ["generate", "export"]
+
+
+def _resumable(ctx: StageContext) -> StageOutput:
+    partial = ctx.stage_dir / "partial.txt"
+    seen = partial.read_text() if partial.exists() else ""
+    partial.write_text(seen + "x")
+    if ctx.config.pseudonymise.mode == "filter":
+        raise RuntimeError("crashed half way")
+    return StageOutput(artifacts={"partial": partial}, summary={"resumed_from": seen})
+
+
+RESUMABLE = (Stage("gen", _resumable, lambda c: {"locale": c.pseudonymise.locale}),)
+
+
+def test_failed_stage_resumes_and_changed_settings_start_fresh(config: SiteConfig) -> None:
+    crashing = config.model_copy(
+        update={"pseudonymise": config.pseudonymise.model_copy(update={"mode": "filter"})}
+    )
+    with pytest.raises(RuntimeError):
+        run_pipeline(crashing, RESUMABLE)
+    (run,) = run_pipeline(config, RESUMABLE)
+    assert run.record is not None and run.record.summary == {"resumed_from": "x"}
+    other = config.model_copy(
+        update={"pseudonymise": config.pseudonymise.model_copy(update={"locale": "en_US"})}
+    )
+    (run,) = run_pipeline(other, RESUMABLE)
+    assert run.record is not None and run.record.summary == {"resumed_from": ""}
+    (run,) = run_pipeline(other, RESUMABLE, from_stage="gen")
+    assert run.record is not None and run.record.summary == {"resumed_from": ""}
+
+
+def test_from_forgets_later_records_before_running(config: SiteConfig) -> None:
+    _run(config)
+    assert (config.work_dir / "03-third" / "stage.json").exists()
+    failing = config.model_copy(update={"split": config.split.model_copy(update={"seed": 99})})
+    with pytest.raises(QualityGateError):
+        run_pipeline(failing, TOY, from_stage="second")
+    assert not (config.work_dir / "03-third" / "stage.json").exists()
+    assert _run(config) == ["ran", "ran", "ran"]  # first re-ran with seed 99, so all follow
+
+
+def test_an_invalid_audit_policy_stops_before_any_stage(config: SiteConfig) -> None:
+    from shared.errors import ConfigError
+
+    bad = config.model_copy(
+        update={"audit": config.audit.model_copy(update={"policy": {"ngram_recal": {}}})}
+    )
+    with pytest.raises(ConfigError) as info:
+        run_pipeline(bad, TOY)
+    assert "[audit -> policy -> ngram_recal]" in str(info.value)
+    assert CALLS == [] and not (config.work_dir / "01-first").exists()
