@@ -28,7 +28,9 @@ class AnnotatorSettings(ProtocolModel):
     on a shared 2-core machine an oversubscribed second thread made training 2-6x slower.
     ``bf16`` runs forward/backward under bfloat16 autocast (weights stay fp32); None turns it on
     where the hardware computes bf16 natively (CUDA with bf16, CPUs with AVX512-BF16 or AMX),
-    where it roughly halved CPU training time in our measurements.
+    where it roughly halved CPU training time in our measurements. ``stall_restarts``: how
+    many times a run whose best validation epoch finds no entity at all (stuck on "O", as seed
+    000 Appendix A reports) is started again with the next seed.
     """
 
     epochs: int = Field(6, ge=1)
@@ -44,6 +46,7 @@ class AnnotatorSettings(ProtocolModel):
     num_threads: int | None = Field(None, ge=1)
     bf16: bool | None = None
     eval_batch_size: int = Field(32, ge=1)
+    stall_restarts: int = Field(1, ge=0)
 
     @model_validator(mode="after")
     def _batch_divides(self) -> AnnotatorSettings:
@@ -116,6 +119,7 @@ class AnnotatorRecord(ProtocolModel):
     bf16: bool = False
     grad_accumulation: int = 1
     num_threads: int = 1
+    restarts: int = 0
     timings: dict[str, float] = Field(default_factory=dict)
     provenance: Provenance = Field(default_factory=Provenance)
     extra: dict[str, Any] = Field(default_factory=dict)

@@ -119,9 +119,16 @@ def train_annotator(
         else None
     )
     encoded_at = time.perf_counter()
-    model = _load_model(backbone, tags).to(device)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    epochs, best_epoch = _fit(model, train_chunks, val, tags, settings, pad, progress)
+    restarts = 0
+    while True:  # seed 000, App. A: a run stalled on predicting only "O" is started again
+        torch.manual_seed(settings.seed + restarts)
+        model = _load_model(backbone, tags).to(device)
+        run = settings.model_copy(update={"seed": settings.seed + restarts})
+        epochs, best_epoch = _fit(model, train_chunks, val, tags, run, pad, progress)
+        if not stalled(epochs, best_epoch) or restarts >= settings.stall_restarts:
+            break
+        restarts += 1
     record = AnnotatorRecord(
         base_model=str(base_model),
         labels=tuple(entity_labels),
@@ -136,6 +143,7 @@ def train_annotator(
         bf16=resolve_bf16(settings.bf16, device),
         grad_accumulation=settings.accumulation_for(device.type == "cuda"),
         num_threads=torch.get_num_threads(),
+        restarts=restarts,
         timings={
             "encode_seconds": encoded_at - started,
             "train_seconds": sum(e.train_seconds for e in epochs),
@@ -151,6 +159,12 @@ def train_annotator(
     )
     save_annotator(model, tokenizer, record, out_dir)
     return AnnotatorResult(model_dir=out_dir, record=record)
+
+
+def stalled(epochs: list[EpochRecord], best_epoch: int) -> bool:
+    """The kept epoch found no gold entity word at all on validation (only "O" predicted)."""
+    metrics = next((e.metrics for e in epochs if e.epoch == best_epoch), None)
+    return metrics is not None and metrics.support > 0 and metrics.recall == 0.0
 
 
 def _fit(

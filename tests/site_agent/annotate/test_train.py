@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from protocol import Corpus
-from protocol.annotator import AnnotatorRecord, AnnotatorResult
+from protocol.annotator import AnnotatorMetrics, AnnotatorRecord, AnnotatorResult, EpochRecord
 from tests.site_agent.annotate.conftest import FAST
 
 
@@ -110,3 +111,49 @@ def test_idle_cores_leave_busy_cores_alone(
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cores)), raising=False)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
     assert idle_cores() == expected
+
+
+def _epoch(epoch: int, recall: float, support: int = 5) -> EpochRecord:
+    metrics = AnnotatorMetrics(
+        precision=recall, recall=recall, f1=recall, entity_precision=recall,
+        entity_recall=recall, entity_f1=recall, support=support,
+    )  # fmt: skip
+    return EpochRecord(epoch=epoch, train_loss=1.0, train_seconds=1.0, metrics=metrics)
+
+
+def test_stalled_means_the_kept_epoch_found_nothing() -> None:
+    from site_agent.annotate.train import stalled
+
+    assert stalled([_epoch(1, 0.0), _epoch(2, 0.0)], 1)
+    assert not stalled([_epoch(1, 0.0), _epoch(2, 0.3)], 2)
+    assert not stalled([_epoch(1, 0.0, support=0)], 1)  # nothing to find
+    no_validation = [EpochRecord(epoch=1, train_loss=1.0, train_seconds=1.0)]
+    assert not stalled(no_validation, 1)
+
+
+@pytest.mark.parametrize(("allowed", "expected"), [(0, 0), (1, 1), (3, 3)])
+def test_a_stalled_run_is_restarted_with_the_next_seed(
+    monkeypatch: pytest.MonkeyPatch,
+    pattern_corpora: tuple[Corpus, Corpus],
+    encoder_dir: Path,
+    tmp_path: Path,
+    allowed: int,
+    expected: int,
+) -> None:
+    import site_agent.annotate.train as train_module
+
+    seeds: list[int] = []
+    real_fit = train_module._fit
+
+    def fit(*args: Any, **kwargs: Any) -> Any:
+        seeds.append(args[4].seed)
+        return real_fit(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "_fit", fit)
+    monkeypatch.setattr(train_module, "stalled", lambda epochs, best: True)
+    train = pattern_corpora[0]
+    settings = FAST.model_copy(update={"epochs": 1, "stall_restarts": allowed})
+    small = Corpus(documents=train.documents[:8])
+    result = train_module.train_annotator(small, None, encoder_dir, settings, tmp_path / "m")
+    assert result.record.restarts == expected
+    assert seeds == [FAST.seed + i for i in range(expected + 1)]
