@@ -64,6 +64,8 @@ def test_bf16_autocast_path_trains_and_is_recorded(
     settings = FAST.model_copy(update={"epochs": 1, "bf16": True, "grad_accumulation": 2})
     result = train_annotator(train, None, encoder_dir, settings, tmp_path / "bf16")
     assert result.record.bf16 is True and result.record.best_epoch == 1
+    assert result.record.grad_accumulation == 2
+    assert result.record.num_threads == FAST.num_threads
     assert result.best_metrics is None  # no validation corpus
     assert math.isfinite(result.record.epochs[0].train_loss)
 
@@ -95,3 +97,16 @@ def test_bf16_auto_follows_the_hardware(
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: cpu_bf16, raising=False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
     assert resolve_bf16(flag, torch.device(device)) is expected
+
+
+@pytest.mark.parametrize(("cores", "load", "expected"), [(2, 0.2, 2), (2, 1.4, 1), (2, 9.0, 1)])
+def test_idle_cores_leave_busy_cores_alone(
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, expected: int
+) -> None:
+    import os
+
+    from site_agent.annotate.train import idle_cores
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert idle_cores() == expected
