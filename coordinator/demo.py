@@ -35,7 +35,7 @@ def prepare_demo(
     registry = work / "registry.json"
     sites = []
     for site_id in site_ids:
-        site = build_site(work / "sites", site_id)
+        site = build_site(work / "sites", site_id, base_model=base)
         train_site_annotator(site, base)
         auth_public = create_supernode_auth_key(site.site_dir / "keys" / "supernode.key")
         register_site(registry, site_id, site.signing_public_key, auth_public)
