@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from coordinator.demo_models import tiny_encoder
 from coordinator.demo_sites import (
     STYLES,
     build_site,
@@ -24,6 +23,7 @@ from coordinator.local import LocalSite, run_local_federation
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
 from shared.atomic import atomic_write_text
+from site_agent.models.tiny import tiny_encoder
 
 
 def prepare_demo(

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from coordinator.demo_models import tiny_encoder
 from coordinator.demo_sites import (
     DemoSite,
     build_site,
@@ -18,6 +17,7 @@ from coordinator.demo_sites import (
     train_site_annotator,
 )
 from coordinator.keys import register_site
+from site_agent.models.tiny import tiny_encoder
 
 # Two shared cores: one intra-op thread avoids oversubscription (10x slower otherwise).
 torch.set_num_threads(1)
