@@ -47,10 +47,11 @@ def prepare_demo(
         base_model=base,
         output_dir=output_dir,
         mapping=mapping,
-        fedavg_rounds=2,
+        fedavg_rounds=3,
         train_epochs=12,
-        local_epochs=3,
+        local_epochs=4,
         learning_rate=1e-3,
+        batch_size=4,
         bootstrap=100,
         reply_timeout=300,
     )

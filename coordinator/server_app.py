@@ -55,6 +55,7 @@ def aggregate_models(
     settings = aggregate.NerSettings(
         epochs=state.settings.train_epochs,
         learning_rate=state.settings.learning_rate,
+        batch_size=state.settings.batch_size,
         seed=state.settings.seed,
     )
     base = state.settings.base_model

@@ -167,6 +167,6 @@ def verify_received_bundle(
         created_at=manifest.created_at,
     )
     weights = {
-        a.name: bundle.weights[a.name] for a in manifest.artifacts if a.kind == "encoder_weights"
+        a.name: bundle.weights[a.name] for a in manifest.artifacts if a.name in bundle.weights
     }
     return VerifiedBundle(manifest=manifest, accepted=accepted, corpus=corpus, weights=weights)

@@ -34,6 +34,8 @@ class AuditReport(ProtocolModel):
 
     ``audited_corpus_sha256`` is the SHA-256 of the corpus file the verdict covers (the
     filtered corpus the audit wrote); the export gate refuses any other file.
+    ``real_corpus_sha256`` and ``input_corpus_sha256`` are content digests of the corpora
+    the audit was given (``site_agent.audit.digest.corpus_sha256``: id, text and spans).
     ``measures`` holds each measure's figures before and after filtering
     (``{"<measure>": {"before": {...}, "after": {...}}}``).
     """

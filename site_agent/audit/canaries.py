@@ -14,10 +14,9 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from faker import Faker
 
 from protocol import Corpus, Document, Span
 from protocol.audit import Canary, CanaryKind, CanarySet
@@ -30,6 +29,9 @@ from site_agent.audit.pii_echo import normalise_surface
 from site_agent.audit.registry import register_measure
 from site_agent.audit.surfaces import SurfaceIndex
 from site_agent.audit.tokens import word_hash
+
+if TYPE_CHECKING:
+    from faker import Faker
 
 CONTEXT_N = 5
 
@@ -132,6 +134,8 @@ def plant_canaries(
     if k < 1:
         raise UsageError(f"--plant-canaries must be >= 1, got {k}")
     rng = random.Random(seed)
+    from faker import Faker  # only planting needs it
+
     fake = Faker(locale)
     fake.seed_instance(seed)
     haystack = f" {' '.join(normalise_surface(d.text) for d in corpus.documents)} "

@@ -6,16 +6,18 @@ Tokenising 100k documents is the most expensive step, so each (corpus, unit) str
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
-from protocol import Corpus
+from protocol import Corpus, Document
 from protocol.audit import CanarySet
 from shared.errors import ConfigError
 from site_agent.audit.grams import GramTable, build_gram_table
 from site_agent.audit.policy import AuditPolicy
-from site_agent.audit.tokens import TokenStream, token_stream, word_stream
+from site_agent.audit.subword import token_stream
+from site_agent.audit.tokens import TokenStream, concat_streams, word_stream
 
 Side = Literal["real", "synthetic"]
 Unit = Literal["words", "tokens"]
@@ -39,6 +41,11 @@ def load_tokenizer(path: str | Path) -> Any:
             f"{path}: tokenizer is not a fast (Rust) tokenizer; fix: save it with tokenizer.json"
         )
     return tokenizer
+
+
+def _halves(docs: Sequence[Document], parts: int) -> list[Sequence[Document]]:
+    size = max(1, -(-len(docs) // parts))
+    return [docs[i : i + size] for i in range(0, len(docs), size)] or [docs]
 
 
 class AuditContext:
@@ -76,16 +83,62 @@ class AuditContext:
     def corpus(self, side: Side) -> Corpus:
         return self.real if side == "real" else self.synthetic
 
+    def _tokenise(self, side: Side, unit: Unit, docs: Sequence[Document]) -> TokenStream:
+        if unit == "words":
+            return word_stream(docs, with_pii=side == "real")
+        return token_stream(docs, self.tokenizer, with_pii=side == "real")
+
     def stream(self, side: Side, unit: Unit = "words") -> TokenStream:
         key = (side, unit)
         if key not in self._streams:
-            docs = self.corpus(side).documents
-            with_pii = side == "real"
-            if unit == "words":
-                self._streams[key] = word_stream(docs, with_pii=with_pii)
-            else:
-                self._streams[key] = token_stream(docs, self.tokenizer, with_pii=with_pii)
+            self._streams[key] = self._tokenise(side, unit, self.corpus(side).documents)
         return self._streams[key]
+
+    def warm_up(self, tables: Iterable[tuple[Unit, int]], workers: int) -> None:
+        """Compute the token streams and the given n-gram tables on ``workers`` threads.
+
+        The heavy loops are numpy, scipy and pandas code that releases the GIL, so two
+        threads use two cores. Measures afterwards only read these caches.
+        """
+        if workers <= 1:
+            return
+        if "tokens" in self.units:
+            _ = self.tokenizer  # load once, before the threads start
+        sides: tuple[Side, ...] = ("real", "synthetic")
+        with ThreadPoolExecutor(workers) as pool:
+            parts = {
+                (side, unit): [
+                    pool.submit(self._tokenise, side, unit, piece)
+                    for piece in _halves(self.corpus(side).documents, workers)
+                ]
+                for unit in self.units
+                for side in sides
+            }
+            for key, futures in parts.items():
+                self._streams[key] = concat_streams([f.result() for f in futures])
+            wanted = sorted(set(tables))
+            self._build_tables(pool, [key for key in wanted if key[1] <= _BASE_N])
+            self._build_tables(pool, [key for key in wanted if key[1] > _BASE_N])
+
+    def _build_tables(self, pool: ThreadPoolExecutor, keys: list[tuple[Unit, int]]) -> None:
+        for unit in {u for u, _ in keys}:
+            if (unit, _BASE_N) not in self._tables and any(
+                n > _BASE_N for u, n in keys if u == unit
+            ):
+                self.gram_table(unit, _BASE_N)
+        futures = {
+            (unit, n): pool.submit(
+                build_gram_table,
+                self.stream("real", unit),
+                self.stream("synthetic", unit),
+                n,
+                self._tables.get((unit, _BASE_N)) if n > _BASE_N else None,
+            )
+            for unit, n in keys
+            if (unit, n) not in self._tables
+        }
+        for key, future in futures.items():
+            self._tables[key] = future.result()
 
     def gram_table(self, unit: Unit, n: int) -> GramTable:
         key = (unit, n)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -58,32 +58,57 @@ def normalise_surface(text: str) -> str:
     return _SEPARATORS.sub(" ", text.lower()).strip()
 
 
+_DATE = re.compile(r"^\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}$")
+
+
 def is_specific(surface: str) -> bool:
-    """Two words of letters or five digits: enough to point at someone."""
+    """Two words of letters, or five digits that are not just a date: enough to point at
+    someone. (A date alone is a quasi-identifier: a generator reproduces many real dates by
+    chance; a date next to a copied name is caught by the name and the sensitive n-grams.)"""
     words = re.findall(r"[^\W\d_]{2,}", surface)
-    return len(words) >= 2 or sum(c.isdigit() for c in surface) >= 5
+    digits = sum(c.isdigit() for c in surface)
+    return len(words) >= 2 or (digits >= 5 and not _DATE.match(surface.strip()))
 
 
-def _gold_surfaces(real: Corpus, settings: PiiEchoSettings) -> tuple[list[str], list[str]]:
-    raws, labels = [], []
+def _gold_surfaces(real: Corpus, settings: PiiEchoSettings) -> dict[str, Counter[str]]:
+    """Every distinct gold span text long enough to search, with its labels."""
+    labels: dict[str, Counter[str]] = defaultdict(Counter)
     ignored = set(settings.ignore_labels)
     for doc in real.documents:
         for span in doc.spans:
-            raw = doc.surface(span)
-            if span.label not in ignored and len(normalise_surface(raw)) >= settings.min_chars:
-                raws.append(raw)
-                labels.append(span.label)
-    return raws, labels
+            if span.label not in ignored:
+                labels[doc.text[span.start : span.end]][span.label] += 1
+    return {raw: c for raw, c in labels.items() if len(raw.strip()) >= settings.min_chars}
 
 
-def _group(raws: list[str], labels: list[str]) -> dict[int, tuple[str, Counter[str]]]:
+@dataclass
+class _Group:
+    raw: str
+    labels: Counter[str]
+    first_word: int
+    words: int
+
+
+def _group(spelled: dict[str, Counter[str]]) -> dict[int, _Group]:
     """One entry per distinct word sequence: its first spelling and its labels."""
-    hashes, lengths = surface_hashes(raws)
-    grouped: dict[int, tuple[str, Counter[str]]] = {}
-    for raw, label, key, size in zip(raws, labels, hashes.tolist(), lengths.tolist(), strict=True):
+    raws = list(spelled)
+    hashes, lengths, first = surface_hashes(raws)
+    grouped: dict[int, _Group] = {}
+    for raw, key, size, head in zip(
+        raws, hashes.tolist(), lengths.tolist(), first.tolist(), strict=True
+    ):
         if size:
-            grouped.setdefault(key, (raw, Counter()))[1][label] += 1
+            grouped.setdefault(key, _Group(raw, Counter(), head, size)).labels.update(spelled[raw])
     return grouped
+
+
+def _surface_index(grouped: dict[int, _Group]) -> SurfaceIndex:
+    values = list(grouped.values())
+    return SurfaceIndex.from_hashes(
+        np.fromiter(grouped, dtype=np.uint64, count=len(values)),
+        np.array([g.words for g in values], dtype=np.int64),
+        np.array([g.first_word for g in values], dtype=np.uint64),
+    )
 
 
 def collect_surfaces(
@@ -93,27 +118,26 @@ def collect_surfaces(
     real_stream: TokenStream | None = None,
 ) -> list[Surface]:
     """The surfaces to search, each with its most frequent label and whether it identifies."""
-    grouped = _group(*_gold_surfaces(real, settings))
-    raws = [raw for raw, _ in grouped.values()]
+    grouped = _group(_gold_surfaces(real, settings))
     stream = real_stream if real_stream is not None else word_stream(real.documents)
-    docs, found = SurfaceIndex.build(raws).match(stream)
-    pairs = np.unique(docs * max(len(raws), 1) + found)
-    frequency = np.bincount(pairs % max(len(raws), 1), minlength=len(raws))
+    docs, found = _surface_index(grouped).match(stream)
+    width = max(len(grouped), 1)
+    frequency = np.bincount(np.unique(docs * width + found) % width, minlength=len(grouped))
     limit = max(1, math.floor(settings.max_document_fraction * len(real.documents)))
     surfaces = {
         key: Surface(
-            normalise_surface(raw),
-            raw,
-            labels.most_common(1)[0][0],
+            normalise_surface(group.raw),
+            group.raw,
+            group.labels.most_common(1)[0][0],
             bool(frequency[i] <= limit)
-            and (is_specific(raw.lower()) or not settings.require_specific),
+            and (is_specific(group.raw.lower()) or not settings.require_specific),
         )
-        for i, (key, (raw, labels)) in enumerate(grouped.items())
+        for i, (key, group) in enumerate(grouped.items())
     }
-    extra_items = [(EXTRA_LABEL, e) if isinstance(e, str) else e for e in extra]
-    extra_items = [e for e in extra_items if len(normalise_surface(e[1])) >= settings.min_chars]
-    hashes, lengths = surface_hashes([raw for _, raw in extra_items])
-    for (label, raw), key, size in zip(extra_items, hashes.tolist(), lengths.tolist(), strict=True):
+    items = [(EXTRA_LABEL, e) if isinstance(e, str) else e for e in extra]
+    items = [e for e in items if len(e[1].strip()) >= settings.min_chars]
+    hashes, lengths, _ = surface_hashes([raw for _, raw in items])
+    for (label, raw), key, size in zip(items, hashes.tolist(), lengths.tolist(), strict=True):
         if size:
             known = surfaces.get(key)
             surfaces[key] = Surface(

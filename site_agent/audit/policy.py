@@ -96,22 +96,10 @@ class PiiEchoSettings(_Settings):
     ignore_labels: tuple[str, ...] = ()
 
 
-FilterName = Literal[
-    "exact_duplicate_real",
-    "near_duplicate_real",
-    "pii_echo",
-    "canary",
-    "sensitive_ngram",
-    "rouge_recall",
-    "exact_duplicate_synthetic",
-    "near_duplicate_synthetic",
-]
-
-
 class FilterSettings(_Settings):
     """Which documents are dropped, in which order (a document counts under its first reason)."""
 
-    enabled: tuple[FilterName, ...] = (
+    enabled: tuple[str, ...] = (
         "exact_duplicate_real",
         "near_duplicate_real",
         "canary",

@@ -47,7 +47,9 @@ def _fmt(value: Any) -> str:
     if value is None:
         return "—"
     if isinstance(value, float):
-        return f"{value:.4f}"
+        return f"{int(value):,}" if value.is_integer() and abs(value) >= 1 else f"{value:.4f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
     return str(value)
 
 
@@ -58,9 +60,11 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
 
 
 def _rules(report: AuditReport) -> list[str]:
+    meaning = {r.get("name"): r.get("description", "") for r in report.policy.get("rules", [])}
     rows = [
         [
             r.name,
+            meaning.get(r.name, ""),
             r.metric,
             r.measured,
             f"{r.comparison} {r.threshold:g}",
@@ -68,7 +72,14 @@ def _rules(report: AuditReport) -> list[str]:
         ]
         for r in report.rules
     ]
-    header = ["rule", "figure (after filtering)", "measured", "required", "result"]
+    header = [
+        "rule",
+        "what it protects",
+        "figure (after filtering)",
+        "measured",
+        "required",
+        "result",
+    ]
     lines = ["## Rules", "", *_table(header, rows)]
     if report.skipped_rules:
         lines += [f"Not applicable (figure not measured): {', '.join(report.skipped_rules)}.", ""]
@@ -88,8 +99,9 @@ def _dropped(report: AuditReport) -> list[str]:
     head = [
         "## Documents",
         "",
-        f"{report.n_input_documents} synthetic documents audited, {report.n_kept_documents} kept, "
-        f"{report.n_input_documents - report.n_kept_documents} dropped. A document is counted "
+        f"{report.n_input_documents:,} synthetic documents audited, "
+        f"{report.n_kept_documents:,} kept, "
+        f"{report.n_input_documents - report.n_kept_documents:,} dropped. A document is counted "
         "under the first reason that dropped it; *flagged* counts every document a filter "
         "marked.",
         "",

@@ -15,6 +15,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,8 @@ from protocol.audit import AuditReport, CanarySet
 from shared.corpus_io import write_corpus
 from shared.errors import ConfigError
 from shared.provenance import config_digest, make_provenance, sha256_file, tool_version
-from site_agent.audit.context import AuditContext, ExtraSurface
+from site_agent.audit.canaries import CONTEXT_N
+from site_agent.audit.context import AuditContext, ExtraSurface, Unit
 from site_agent.audit.digest import corpus_sha256
 from site_agent.audit.policy import AuditPolicy
 from site_agent.audit.registry import FilterInput, MeasureResult, filters, measures
@@ -36,20 +38,47 @@ AUDITED_CORPUS = "synthetic.audited.jsonl"
 log = logging.getLogger(__name__)
 
 
-def _measure(context: AuditContext, timings: dict[str, float]) -> dict[str, MeasureResult]:
+def needed_tables(context: AuditContext) -> set[tuple[Unit, int]]:
+    """The n-gram tables the enabled measures and filters will ask for (to build them
+    up front, in parallel; anything missed here is still built on demand)."""
+    policy = context.policy
+    tables: set[tuple[Unit, int]] = set()
+    if "ngram_recall" in policy.measures:
+        tables |= {(u, n) for u in context.units for n in policy.ngram_recall.sizes}
+    if "sensitive_ngram" in policy.filters.enabled:
+        tables |= {(u, policy.filters.sensitive_ngram_n) for u in context.units}
+    if "nearest_real" in policy.measures:
+        sizes = {*policy.nearest_real.rouge_sizes, policy.filters.rouge_n}
+        tables |= {("words", n) for n in sizes}
+    if context.canaries is not None and "canaries" in policy.measures:
+        tables.add(("words", CONTEXT_N))
+    return tables
+
+
+def _measure(
+    context: AuditContext, timings: dict[str, float], workers: int
+) -> dict[str, MeasureResult]:
     registry = measures()
     unknown = [m for m in context.policy.measures if m not in registry]
     if unknown:
         raise ConfigError(f"unknown measure(s) {unknown}; known: {sorted(registry)}")
-    results: dict[str, MeasureResult] = {}
-    for name in context.policy.measures:
-        started = time.perf_counter()
+    started = time.perf_counter()
+    log.info("audit: tokenising and collecting n-grams")
+    context.warm_up(needed_tables(context), workers)
+    timings["tokens_and_ngrams"] = round(time.perf_counter() - started, 3)
+
+    def run(name: str) -> MeasureResult | None:
+        begun = time.perf_counter()
         log.info("audit: measuring %s", name)
         result = registry[name](context)
-        timings[name] = round(time.perf_counter() - started, 3)
-        if result is not None:
-            results[name] = result
-    return results
+        timings[name] = round(time.perf_counter() - begun, 3)
+        return result
+
+    with ThreadPoolExecutor(max(workers, 1)) as pool:
+        done = dict(
+            zip(context.policy.measures, pool.map(run, context.policy.measures), strict=True)
+        )
+    return {name: result for name, result in done.items() if result is not None}
 
 
 def apply_filters(
@@ -57,6 +86,11 @@ def apply_filters(
 ) -> tuple[np.ndarray, dict[str, int], dict[str, int]]:
     """(kept mask, documents dropped per first reason, documents flagged per filter)."""
     registry = filters()
+    unknown = [name for name in context.policy.filters.enabled if name not in registry]
+    if unknown:
+        raise ConfigError(
+            f"unknown filter(s) {unknown} in policy.filters.enabled; known: {sorted(registry)}"
+        )
     alive = np.ones(len(context.synthetic.documents), dtype=bool)
     dropped: dict[str, int] = {}
     flagged: dict[str, int] = {}
@@ -100,18 +134,20 @@ def run_audit(
     extra_pii_surfaces: Iterable[ExtraSurface] = (),
     canaries: CanarySet | None = None,
     tokenizer: Any = None,
+    workers: int = 2,
 ) -> AuditReport:
     """Audit ``synthetic`` against the ``real`` training corpus; write and return the report.
 
     ``tokenizer`` is a Hugging Face fast tokenizer or the folder of one (loaded lazily);
-    ``extra_pii_surfaces`` are strings (or ``(label, string)`` pairs) searched like gold PII.
+    ``extra_pii_surfaces`` are strings (or ``(label, string)`` pairs) searched like gold PII;
+    ``workers`` threads share the work (the results do not depend on it).
     """
     extra = tuple(extra_pii_surfaces)
     context = AuditContext(
         real, synthetic, policy, tokenizer=tokenizer, extra_pii_surfaces=extra, canaries=canaries
     )
     timings: dict[str, float] = {}
-    results = _measure(context, timings)
+    results = _measure(context, timings, workers)
     started = time.perf_counter()
     kept, dropped, flagged = apply_filters(context, results)
     timings["filters"] = round(time.perf_counter() - started, 3)
@@ -120,7 +156,7 @@ def run_audit(
     rules, skipped = evaluate(policy.rules, {"before": flatten(before), "after": flatten(after)})
     digest = _digest(policy, tokenizer, extra, canaries)
     input_sha = corpus_sha256(synthetic)
-    audited = Corpus(
+    audited = Corpus.model_construct(  # the documents were validated with the input corpus
         documents=tuple(d for d, keep in zip(synthetic.documents, kept, strict=True) if keep),
         labels=synthetic.labels,
         provenance=make_provenance(

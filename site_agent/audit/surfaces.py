@@ -21,15 +21,19 @@ from site_agent.audit.grams import ngrams_at
 from site_agent.audit.tokens import TokenStream, text_stream
 
 
-def surface_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(word-sequence hash, number of words) of every text; hash 0 where it has no words."""
+def surface_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(word-sequence hash, number of words, first word's hash) of every text; 0 where the
+    text has no words."""
     stream = text_stream(texts)
     lengths = stream.lengths
     hashes = np.zeros(len(texts), dtype=np.uint64)
-    for k in np.unique(lengths[lengths > 0]).tolist():
+    first = np.zeros(len(texts), dtype=np.uint64)
+    has_words = lengths > 0
+    first[has_words] = stream.hashes[stream.doc_offsets[:-1][has_words]]
+    for k in np.unique(lengths[has_words]).tolist():
         chosen = np.flatnonzero(lengths == k)
         hashes[chosen] = ngrams_at(stream.hashes, stream.doc_offsets[chosen], k)
-    return hashes, lengths
+    return hashes, lengths, first
 
 
 @dataclass(frozen=True)
@@ -43,10 +47,15 @@ class SurfaceIndex:
     @classmethod
     def build(cls, texts: Sequence[str]) -> SurfaceIndex:
         """Index ``texts``; a match reports the position of the text in ``texts``."""
-        hashes, lengths = surface_hashes(texts)
-        stream = text_stream(texts)
+        return cls.from_hashes(*surface_hashes(texts))
+
+    @classmethod
+    def from_hashes(
+        cls, hashes: np.ndarray, lengths: np.ndarray, first_words: np.ndarray
+    ) -> SurfaceIndex:
+        """Index surfaces already hashed by :func:`surface_hashes`."""
         has_words = lengths > 0
-        first = stream.hashes[stream.doc_offsets[:-1][has_words]]
+        first = first_words[has_words]
         by_length, surface_of = {}, {}
         for k in np.unique(lengths[has_words]).tolist():
             chosen = np.flatnonzero(lengths == k)

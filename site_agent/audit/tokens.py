@@ -18,11 +18,10 @@ from typing import Protocol
 
 import numpy as np
 
-from protocol import Document, Span
+from protocol import Span
 
 U64 = np.uint64
 _LENGTH_SALT = U64(0x9E3779B97F4A7C15)
-_TOKEN_SALT = U64(0xD6E8FEB86659FD93)
 _CHUNK_CHARS = 4_000_000
 
 
@@ -249,10 +248,10 @@ def word_stream(
         if with_pii:
             covered = _pii_bytes(chunk, lowered, encoded, doc_starts, len(data))
             pii.append(covered[ends] - covered[starts] > 0)
-    return _assemble(hashes, counts, pii if with_pii else None)
+    return assemble(hashes, counts, pii if with_pii else None)
 
 
-def _assemble(
+def assemble(
     hashes: list[np.ndarray], counts: list[np.ndarray], pii: list[np.ndarray] | None
 ) -> TokenStream:
     offsets = np.zeros(sum(len(c) for c in counts) + 1, dtype=np.int64)
@@ -267,44 +266,19 @@ def _assemble(
     )
 
 
-def token_stream(
-    docs: Sequence[Document], tokenizer: object, *, with_pii: bool = False, batch: int = 256
-) -> TokenStream:
-    """Hash the ids of a Hugging Face fast tokenizer (no special tokens) for every document."""
-    hashes: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
-    pii: list[np.ndarray] = []
-    for begin in range(0, len(docs), batch):
-        chunk = docs[begin : begin + batch]
-        encoding = tokenizer(  # type: ignore[operator]
-            [d.text for d in chunk],
-            add_special_tokens=False,
-            return_offsets_mapping=with_pii,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )
-        ids = encoding["input_ids"]
-        lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
-        flat = np.fromiter(
-            (t for row in ids for t in row), dtype=np.int64, count=int(lengths.sum())
-        )
-        hashes.append(mix64(flat.astype(U64) + _TOKEN_SALT))
-        counts.append(lengths)
-        if with_pii:
-            pii.extend(
-                _token_pii(d, o) for d, o in zip(chunk, encoding["offset_mapping"], strict=True)
-            )
-    return _assemble(hashes, counts, pii if with_pii else None)
-
-
-def _token_pii(doc: Document, offsets: Sequence[tuple[int, int]]) -> np.ndarray:
-    edges = np.zeros(len(doc.text) + 1, dtype=np.int32)
-    for span in doc.spans:
-        edges[span.start] += 1
-        edges[span.end] -= 1
-    covered = np.concatenate([[0], np.cumsum(np.cumsum(edges[:-1]) > 0)])
-    spans = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
-    return covered[spans[:, 1]] - covered[spans[:, 0]] > 0
+def concat_streams(parts: Sequence[TokenStream]) -> TokenStream:
+    """One stream from streams of consecutive runs of documents."""
+    if len(parts) == 1:
+        return parts[0]
+    offsets = [parts[0].doc_offsets]
+    for part in parts[1:]:
+        offsets.append(part.doc_offsets[1:] + offsets[-1][-1])
+    pii = [p.in_pii for p in parts]
+    return TokenStream(
+        hashes=np.concatenate([p.hashes for p in parts]),
+        doc_offsets=np.concatenate(offsets),
+        in_pii=None if any(x is None for x in pii) else np.concatenate(pii),  # type: ignore[arg-type]
+    )
 
 
 def word_hash(word: str) -> int:

@@ -80,6 +80,7 @@ def fedavg_train(layout: SiteLayout, content: RecordDict) -> RecordDict:
     settings = aggregate.NerSettings(
         epochs=int(config["local-epochs"]),  # type: ignore[arg-type]
         learning_rate=float(config["learning-rate"]),  # type: ignore[arg-type]
+        batch_size=int(config["batch-size"]),  # type: ignore[arg-type]
         seed=int(config["seed"]),  # type: ignore[arg-type]
     )
     with tempfile.TemporaryDirectory() as tmp:

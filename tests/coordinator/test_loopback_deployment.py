@@ -67,7 +67,7 @@ def test_loopback_deployment_runs_every_round(tmp_path: Path) -> None:
     assert (out / "report.html").read_text().count("data:image/png;base64,") == 3
     mapping = LabelMapping.model_validate_json(settings.mapping.read_text())  # type: ignore[union-attr]
     for site in sites:
-        gold = read_corpus(site.site_dir / "data" / "test.jsonl")
+        gold = read_corpus(site.site_dir / "01-split" / "test.jsonl")
         shared_gold = aggregate.harmonise(gold, mapping, report.labels)
         for model in report.models:
             predicted = aggregate.machine_annotate(

@@ -25,6 +25,7 @@ def settings_for(world: World, out: Path, **overrides: object) -> FederationSett
         "fedavg_rounds": 2,
         "train_epochs": 6,
         "learning_rate": 1e-3,
+        "batch_size": 4,
         "bootstrap": 30,
         **overrides,
     }
@@ -69,7 +70,7 @@ def test_matrix_cell_equals_metrics_computed_directly(
 ) -> None:
     report, _, out = happy
     site = world.sites["site-b"]
-    gold = read_corpus(site.site_dir / "data" / "test.jsonl")
+    gold = read_corpus(site.site_dir / "01-split" / "test.jsonl")
     mapping = aggregate.LabelMapping.model_validate_json(world.mapping.read_text())
     gold_shared = aggregate.harmonise(gold, mapping, report.labels)
     predicted = aggregate.machine_annotate(out / "models" / "pooled", gold_shared)

@@ -100,3 +100,24 @@ def test_canaries_are_counted_and_none_reach_the_export(planted: tuple, tmp_path
     exported = read_corpus(tmp_path / AUDITED_CORPUS)
     assert not any(c.value in d.text for c in record.canaries for d in exported.documents)
     assert len(exported) > 0
+
+
+def test_meddocan_canaries_are_found_then_filtered(meddocan_dir: Path, tmp_path: Path) -> None:
+    train = read_corpus(meddocan_dir / "train.jsonl")
+    small = Corpus(documents=train.documents[:60], labels=train.labels)
+    copy, record = plant_canaries(small, 8, seed=5)
+    assert {c.kind for c in record.canaries} >= {"name", "id", "date"}
+    by_id = copy.by_id()
+    copied = [  # a "generator" that reproduces the line holding each canary
+        next(line for line in by_id[c.document_id].text.splitlines() if c.value in line)
+        for c in record.canaries
+    ]
+    fresh = [d.text for d in read_corpus(meddocan_dir / "dev.jsonl").documents[:10]]
+    synthetic = Corpus(
+        documents=tuple(Document(id=f"s{i}", text=text) for i, text in enumerate([*copied, *fresh]))
+    )
+    report = run_audit(copy, synthetic, AuditPolicy(), tmp_path, canaries=record)
+    assert report.measures["canaries"]["before"]["found"] == 8
+    assert report.measures["canaries"]["after"]["found"] == 0
+    exported = (tmp_path / AUDITED_CORPUS).read_text()
+    assert not any(c.value in exported for c in record.canaries)

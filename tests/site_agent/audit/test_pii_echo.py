@@ -81,6 +81,8 @@ def test_ignored_labels_are_not_searched() -> None:
         ("28 28 70973", True),
         ("70 años", False),
         ("ana.ruiz@example.org", True),
+        ("12/12/2016", False),
+        ("NHC 12/12/2016 4455", True),
     ],
 )
 def test_specific_surfaces(surface: str, specific: bool) -> None:

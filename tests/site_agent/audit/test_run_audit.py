@@ -115,3 +115,21 @@ def test_policy_file_errors_name_the_field(tmp_path: Path) -> None:
     path.write_text(json.dumps({"name": "strict", "filters": {"rouge_threshold": 0.1}}))
     path = path.rename(tmp_path / "policy.json")
     assert load_policy(path).filters.rouge_threshold == 0.1
+
+
+def test_unknown_filter_or_measure_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"unknown filter.*'rogue'"):
+        run_audit(
+            REAL, _synthetic(0), AuditPolicy(filters=FilterSettings(enabled=("rogue",))), tmp_path
+        )
+    with pytest.raises(ConfigError, match=r"unknown measure.*'nope'"):
+        run_audit(REAL, _synthetic(0), AuditPolicy(measures=("nope",)), tmp_path)
+
+
+def test_threads_do_not_change_the_results(tmp_path: Path) -> None:
+    synthetic = _synthetic(4)
+    one = run_audit(REAL, synthetic, AuditPolicy(), tmp_path / "one", workers=1)
+    two = run_audit(REAL, synthetic, AuditPolicy(), tmp_path / "two", workers=2)
+    assert one.measures == two.measures
+    assert one.dropped_by_reason == two.dropped_by_reason
+    assert one.audited_corpus_sha256 == two.audited_corpus_sha256

@@ -11,7 +11,7 @@ from protocol import Corpus, Document
 from shared.errors import ConfigError
 from site_agent.audit import AuditPolicy, run_audit
 from site_agent.audit.context import load_tokenizer
-from site_agent.audit.tokens import token_stream
+from site_agent.audit.subword import token_stream
 from tests.tiny_models import tiny_tokenizer
 
 from .builders import random_corpus

@@ -1,0 +1,56 @@
+"""The generator's own tokens as a :class:`TokenStream` (n-gram recall "as in the paper").
+
+The ids of a Hugging Face fast tokenizer (no special tokens) are hashed like words, and a
+token is marked as PII when its character offsets overlap a gold span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from protocol import Document
+from site_agent.audit.tokens import U64, TokenStream, assemble, mix64
+
+_TOKEN_SALT = U64(0xD6E8FEB86659FD93)
+
+
+def token_stream(
+    docs: Sequence[Document], tokenizer: object, *, with_pii: bool = False, batch: int = 256
+) -> TokenStream:
+    """Hash the ids of a Hugging Face fast tokenizer (no special tokens) for every document."""
+    hashes: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    pii: list[np.ndarray] = []
+    for begin in range(0, len(docs), batch):
+        chunk = docs[begin : begin + batch]
+        encoding = tokenizer(  # type: ignore[operator]
+            [d.text for d in chunk],
+            add_special_tokens=False,
+            return_offsets_mapping=with_pii,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )
+        ids = encoding["input_ids"]
+        lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
+        flat = np.fromiter(
+            (t for row in ids for t in row), dtype=np.int64, count=int(lengths.sum())
+        )
+        hashes.append(mix64(flat.astype(U64) + _TOKEN_SALT))
+        counts.append(lengths)
+        if with_pii:
+            pii.extend(
+                _token_pii(d, o) for d, o in zip(chunk, encoding["offset_mapping"], strict=True)
+            )
+    return assemble(hashes, counts, pii if with_pii else None)
+
+
+def _token_pii(doc: Document, offsets: Sequence[tuple[int, int]]) -> np.ndarray:
+    edges = np.zeros(len(doc.text) + 1, dtype=np.int32)
+    for span in doc.spans:
+        edges[span.start] += 1
+        edges[span.end] -= 1
+    covered = np.concatenate([[0], np.cumsum(np.cumsum(edges[:-1]) > 0)])
+    spans = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    return covered[spans[:, 1]] - covered[spans[:, 0]] > 0
