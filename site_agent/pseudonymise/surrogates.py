@@ -15,7 +15,21 @@ from dataclasses import dataclass
 
 from faker import Faker
 
-Provider = Callable[[str, Faker, random.Random], str]
+
+@dataclass(frozen=True)
+class NoteContext:
+    """What a provider may draw from for one note: faker, a seeded rng, the note's date shift.
+
+    Every date in a note moves by the same ``date_shift_days`` so that intervals (admission
+    to discharge, age at a visit) stay true while the dates themselves change.
+    """
+
+    fake: Faker
+    rng: random.Random
+    date_shift_days: int
+
+
+Provider = Callable[[str, NoteContext], str]
 
 
 @dataclass(frozen=True)
@@ -50,8 +64,9 @@ def register_family(
     return add
 
 
-def shape_preserving(surface: str, fake: Faker, rng: random.Random) -> str:
+def shape_preserving(surface: str, note: NoteContext) -> str:
     """Fallback: digits -> random digits, letters -> random letters of the same case."""
+    rng = note.rng
     out = []
     for char in surface:
         if char.isdigit():
