@@ -67,10 +67,12 @@ def _full_year(text: str) -> int:
 
 @register_family("age", ("EDAD_SUJETO_ASISTENCIA", "AGE"), ("EDAD", "AGE"))
 def age(surface: str, note: NoteContext) -> str:
-    """Replace the number, keep the unit words (``70 años`` -> ``43 años``)."""
+    """Move the number by the note's age shift, keep the unit words (``70 años``)."""
     if not re.search(r"\d", surface):
         return surface
-    return re.sub(r"\d+", lambda m: str(note.rng.randint(1, 95)), surface, count=1)
+    return re.sub(
+        r"\d+", lambda m: str(max(0, int(m.group()) + note.age_shift_years)), surface, count=1
+    )
 
 
 @register_family("sex", ("SEXO_SUJETO_ASISTENCIA", "SEX", "GENDER"), ("SEXO", "GENDER"))

@@ -43,7 +43,8 @@ def surrogate_document(
     rng = random.Random(document_seed(seed, doc.id))
     fake.seed_instance(document_seed(seed + 1, doc.id))
     shift = rng.choice((-1, 1)) * rng.randint(MIN_SHIFT_DAYS, MAX_SHIFT_DAYS)
-    note = NoteContext(fake=fake, rng=rng, date_shift_days=shift)
+    age_shift = rng.choice((-2, -1, 1, 2))
+    note = NoteContext(fake=fake, rng=rng, date_shift_days=shift, age_shift_years=age_shift)
     chosen: dict[tuple[str, str], str] = {}
     records: list[SurrogateRecord] = []
     pieces: list[str] = []

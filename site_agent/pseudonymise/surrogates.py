@@ -18,15 +18,17 @@ from faker import Faker
 
 @dataclass(frozen=True)
 class NoteContext:
-    """What a provider may draw from for one note: faker, a seeded rng, the note's date shift.
+    """What a provider may draw from for one note: faker, a seeded rng, the note's shifts.
 
     Every date in a note moves by the same ``date_shift_days`` so that intervals (admission
-    to discharge, age at a visit) stay true while the dates themselves change.
+    to discharge) stay true while the dates change; every age moves by ``age_shift_years``,
+    small enough that ages still fit the note's story.
     """
 
     fake: Faker
     rng: random.Random
     date_shift_days: int
+    age_shift_years: int = 0
 
 
 Provider = Callable[[str, NoteContext], str]
