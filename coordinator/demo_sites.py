@@ -166,10 +166,19 @@ def demo_audit(corpus_path: Path, out: Path) -> Path:
 
 
 def build_site(
-    root: Path, site_id: str, *, n_test: int = 12, n_synthetic: int = 24, seed: int = 0
+    root: Path,
+    site_id: str,
+    *,
+    n_test: int = 12,
+    n_synthetic: int = 24,
+    seed: int = 0,
+    base_model: Path | None = None,
 ) -> DemoSite:
     """A site work dir laid out as the pipeline leaves it: held-out test split, signing key
-    and a signed bundle in ``outbox/`` built by the pipeline's export (no annotator yet)."""
+    and a signed bundle in ``outbox/`` built by the pipeline's export (no annotator yet).
+
+    With ``base_model`` the bundle also carries an encoder trained on the synthetic corpus
+    (the pipeline's train-synthetic stage), exported as ``encoder/`` files."""
     from site_agent.export.bundle import BundleRequest, build_bundle
 
     site_dir = root / site_id
@@ -181,6 +190,9 @@ def build_site(
     synthetic = demo_corpus(site_id, n_synthetic, seed, "synthetic")
     write_jsonl(synthetic, audit_dir / "synthetic.jsonl")
     demo_audit(audit_dir / "synthetic.jsonl", audit_dir / "audit.json")
+    encoder = None
+    if base_model is not None:
+        encoder = _train(synthetic, base_model, site_dir / "08-train-synthetic" / "model")
     request = BundleRequest(
         site_id=site_id,
         corpus_path=audit_dir / "synthetic.jsonl",
@@ -188,23 +200,23 @@ def build_site(
         signing_key_path=keys / "signing.key",
         outbox=site_dir / "outbox",
         config_digest=config_digest({"demo": site_id}),
-        base_models={},
+        base_models={"encoder": str(base_model)} if base_model else {},
+        synthetic_encoder_dir=encoder,
     )
     build_bundle(request)
     return DemoSite(site_id, site_dir, keys / "signing.pub", key_id)
+
+
+def _train(corpus: Corpus, base_model: Path, out_dir: Path, epochs: int = 12) -> Path:
+    from coordinator.aggregate import NerSettings, train_annotator
+
+    settings = NerSettings(epochs=epochs, learning_rate=1e-3, batch_size=4)
+    return train_annotator(corpus, None, base_model, settings, out_dir)
 
 
 def train_site_annotator(
     site: DemoSite, base_model: Path, *, n_train: int = 24, epochs: int = 12
 ) -> Path:
     """The site's gold-trained annotator (its own labels), kept where the pipeline keeps it."""
-    from coordinator.aggregate import NerSettings, train_annotator
-
     gold = demo_corpus(site.site_id, n_train, 0, "train")
-    return train_annotator(
-        gold,
-        None,
-        base_model,
-        NerSettings(epochs=epochs, learning_rate=1e-3, batch_size=4),
-        site.site_dir / "03-annotator" / "model",
-    )
+    return _train(gold, base_model, site.site_dir / "03-annotator" / "model", epochs)

@@ -60,6 +60,7 @@ def aggregate_models(
     )
     base = state.settings.base_model
     models = aggregate.train_site_and_pooled(harmonised, base, settings, work_dir)
+    models += aggregate.exported_encoders(state.bundles, work_dir)
     for model in models:
         log.info("  trained %s on %d documents", model.info.name, model.info.n_training_documents)
     if state.settings.fedavg_rounds and harmonised:

@@ -22,6 +22,7 @@ from site_agent.adapt.checkpoint import resume_latest, save_checkpoint
 from site_agent.adapt.data import collate, epoch_order, tokenise_documents
 from site_agent.adapt.model import attach_lora, load_base
 from site_agent.adapt.quantization import (
+    apply_cpu_threads,
     bitsandbytes_importable,
     choose_quantization,
     cpu_bf16_supported,
@@ -156,6 +157,7 @@ def adapt_generator(
         bitsandbytes_importable(),
         cpu_bf16_supported(),
     )
+    apply_cpu_threads(settings.cpu_threads, plan.device)
     tokenizer, model = load_base(resolve_model(base_ref), plan)
     windows = tokenise_documents(train_texts, tokenizer, settings.max_length)
     if not windows:

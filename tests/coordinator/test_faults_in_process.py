@@ -64,6 +64,8 @@ def test_round_completes_with_the_good_sites(faulty: FederationReport) -> None:
     accepted = {b.site_id for b in faulty.bundles}
     assert accepted == {"site-a", "site-b", "stopper"}
     assert {m.name for m in faulty.models} == {
+        "export:site-a",
+        "export:site-b",
         "site:site-a",
         "site:site-b",
         "site:stopper",
