@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -19,12 +20,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from protocol.site_config import build_site_config
-from shared.signing import generate_signing_key
-from site_agent.pipeline import run_pipeline
-from site_agent.stages import STAGES, Stage, StageContext, StageOutput
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout, not an installed copy
 
-MEDDOCAN = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "meddocan"
+from protocol.site_config import build_site_config  # noqa: E402
+from shared.signing import generate_signing_key  # noqa: E402
+from site_agent.pipeline import run_pipeline  # noqa: E402
+from site_agent.stages import STAGES, Stage, StageContext, StageOutput  # noqa: E402
+
+MEDDOCAN = ROOT.parent / "shared" / "data" / "meddocan"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.table import Table
 
-from site_agent.pipeline import StageRun
+from site_agent.pipeline import StageRun, folder_of
 
 STATUS_STYLE = {"ran": "green", "skipped": "dim", "failed": "bold red"}
 
@@ -28,3 +29,17 @@ def summary_table(runs: Sequence[StageRun]) -> Table:
         seconds = run.record.seconds if run.record and run.status == "ran" else run.seconds
         table.add_row(run.name, f"[{style}]{run.status}[/]", f"{seconds:.1f}", _brief(run))
     return table
+
+
+def where_to_look(runs: Sequence[StageRun], work_dir: Path) -> list[str]:
+    """Where the site report and the signed bundle are, once the pipeline has finished."""
+    records = {run.name: run.record for run in runs if run.record is not None}
+    wanted = (("train-synthetic", "report_md", "site report"), ("export", "bundle", "bundle"))
+    lines = []
+    for stage, artifact, what in wanted:
+        record = records.get(stage)
+        if record is not None and artifact in record.artifacts:
+            path = Path(record.artifacts[artifact])
+            path = path if path.is_absolute() else folder_of(work_dir, stage) / path
+            lines.append(f"{what}: {path}")
+    return lines

@@ -8,11 +8,10 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from protocol.site_config import load_site_config
-from shared.errors import UsageError
 from site_agent.pipeline import StageRun, run_pipeline
+from site_agent.run_config import config_for_run
 from site_agent.stages import stage_names
-from site_agent.summary import summary_table
+from site_agent.summary import summary_table, where_to_look
 
 
 def cli_overrides(
@@ -65,21 +64,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Split, pseudonymise, train, adapt, generate, annotate, audit, evaluate, export."""
         overrides = cli_overrides(corpus, work_dir, generator, annotator, amount, device)
-        if demo:
-            from site_agent.demo import demo_site_config
-
-            data: dict[str, Any] = {}
-            if site_config is not None:
-                import tomllib
-
-                data = tomllib.loads(site_config.read_text(encoding="utf-8"))
-            config = demo_site_config(
-                work_dir or Path("runs/demo"), data, {**overrides, "profile": "demo"}
-            )
-        elif site_config is None:
-            raise UsageError("no --site-config; fix: pass --site-config site.toml or --demo")
-        else:
-            config = load_site_config(site_config, profile=profile, overrides=overrides)
+        config = config_for_run(site_config, demo=demo, profile=profile, overrides=overrides)
         console = Console(stderr=True)
         runs: list[StageRun] = []
         try:
@@ -87,3 +72,5 @@ def register(app: typer.Typer) -> None:
         finally:
             if runs:
                 console.print(summary_table(runs))
+        for line in where_to_look(runs, config.work_dir):
+            console.print(line)

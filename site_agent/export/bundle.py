@@ -1,24 +1,30 @@
 """Build the signed export bundle ``<work_dir>/outbox/<bundle-id>/``.
 
-What may leave: the audited synthetic corpus, the audit report, optionally the encoder trained
-on synthetic data only and a numbers-only site report. What may not: real text, gold spans,
+What may leave: the audited synthetic corpus, the audit report (real document ids replaced by
+keyed hashes), optionally the encoder trained on synthetic data only and a numbers-only site
+report. What may not: real text, gold spans,
 gold-trained weights, the surrogate map. The gate in ``gate.py`` runs first, the bundle is
 built in a temporary folder, re-hashed, and only then moved into the outbox.
 """
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
+
 from protocol.export import ArtifactEntry, ArtifactKind, AuditRecord, ExportManifest
 from shared.atomic import atomic_directory, atomic_write_bytes, atomic_write_text
 from shared.errors import ExportRefusedError
-from shared.provenance import sha256_file, sha256_tree, tool_version
+from shared.provenance import sha256_bytes, sha256_file, sha256_tree, tool_version
 from shared.signing import key_id, load_private_key, sign
 from site_agent.export.gate import assert_audited
+from site_agent.export.redact import redact_real_ids
 
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.json.sig"
@@ -80,6 +86,17 @@ def _copy(source: Path, bundle: Path, name: str, kind: ArtifactKind) -> Artifact
     )
 
 
+def _write(data: bytes, bundle: Path, name: str, kind: ArtifactKind) -> ArtifactEntry:
+    atomic_write_bytes(bundle / name, data)
+    return ArtifactEntry(name=name, kind=kind, sha256=sha256_bytes(data), size_bytes=len(data))
+
+
+def _secret(key: Ed25519PrivateKey) -> bytes:
+    """A site-only key for pseudonymous ids, derived from the signing key."""
+    raw = key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+    return hashlib.sha256(b"deid-synth real-id key\0" + raw).digest()
+
+
 def _bundle_id(site_id: str, corpus_sha: str, now: datetime) -> str:
     return f"{site_id}-{now:%Y%m%dT%H%M%SZ}-{corpus_sha[:8]}"
 
@@ -103,8 +120,11 @@ def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
     with atomic_directory(bundle_dir) as tmp:
         entries = [
             _copy(request.corpus_path, tmp, CORPUS_NAME, "synthetic_corpus"),
-            _copy(request.audit_report_path, tmp, AUDIT_NAME, "audit_report"),
-        ]
+            _write(
+                redact_real_ids(request.audit_report_path.read_bytes(), _secret(key)),
+                tmp, AUDIT_NAME, "audit_report",
+            ),
+        ]  # fmt: skip
         if entries[0].sha256 != report.audited_corpus_sha256:
             raise ExportRefusedError("the corpus changed while it was copied; fix: re-run export")
         if request.site_report_path is not None:

@@ -6,74 +6,89 @@ registered before broad ones (names), so ``NUMERO_TELEFONO`` is a phone, not an 
 
 from __future__ import annotations
 
-import random
+import datetime as dt
 import re
 
-from faker import Faker
-
-from site_agent.pseudonymise.surrogates import register_family, shape_preserving
+from site_agent.pseudonymise.surrogates import NoteContext, register_family, shape_preserving
 
 _DATE = re.compile(r"^(\d{1,4})([/.\-])(\d{1,2})\2(\d{2,4})$")
 
 
 @register_family("email", ("CORREO_ELECTRONICO", "EMAIL"), ("CORREO", "EMAIL", "MAIL"))
-def email(surface: str, fake: Faker, rng: random.Random) -> str:
-    return str(fake.email())
+def email(surface: str, note: NoteContext) -> str:
+    return str(note.fake.email())
 
 
 @register_family(
     "phone", ("NUMERO_TELEFONO", "NUMERO_FAX", "PHONE", "FAX"), ("TELEF", "PHONE", "FAX")
 )
-def phone(surface: str, fake: Faker, rng: random.Random) -> str:
+def phone(surface: str, note: NoteContext) -> str:
     """Keep the site's number layout (spaces, prefixes) with fresh digits."""
-    return shape_preserving(surface, fake, rng)
+    return shape_preserving(surface, note)
 
 
 @register_family(
     "id", ("ID", "IDNUM", "MRN", "MEDICALRECORD"), ("ID_", "_ID", "NHC", "RECORD", "SSN")
 )
-def identifier(surface: str, fake: Faker, rng: random.Random) -> str:
-    return shape_preserving(surface, fake, rng)
+def identifier(surface: str, note: NoteContext) -> str:
+    return shape_preserving(surface, note)
 
 
 @register_family("date", ("FECHAS", "DATE", "DOB"), ("FECHA", "DATE"))
-def date(surface: str, fake: Faker, rng: random.Random) -> str:
-    """Numeric dates keep their separator and field widths; other forms get a locale date."""
+def date(surface: str, note: NoteContext) -> str:
+    """Numeric dates move by the note's shift, keeping their layout; others get a new date."""
     match = _DATE.match(surface.strip())
     if not match:
-        return str(fake.date(pattern="%d/%m/%Y"))
+        return str(note.fake.date(pattern="%d/%m/%Y"))
     first, sep, month, last = match.groups()
     year_first = len(first) == 4
-    year_width = len(first) if year_first else len(last)
-    day_width = len(last) if year_first else len(first)
-    day = f"{rng.randint(1, 28):0{day_width}d}"
-    mon = f"{rng.randint(1, 12):0{len(month)}d}"
-    year = str(rng.randint(1930, 2020))[-year_width:]
-    return f"{year}{sep}{mon}{sep}{day}" if year_first else f"{day}{sep}{mon}{sep}{year}"
+    day, year = (last, first) if year_first else (first, last)
+    try:
+        when = dt.date(_full_year(year), int(month), int(day))
+    except ValueError:
+        return shape_preserving(surface, note)
+    moved = when + dt.timedelta(days=note.date_shift_days)
+    parts = (
+        f"{moved.day:0{len(day)}d}",
+        f"{moved.month:0{len(month)}d}",
+        f"{moved.year:04d}"[-len(year) :],
+    )
+    out = (parts[2], parts[1], parts[0]) if year_first else parts
+    return sep.join(out)
+
+
+def _full_year(text: str) -> int:
+    """Two-digit years: 00-29 are 20xx, the rest 19xx."""
+    value = int(text)
+    if len(text) > 2:
+        return value
+    return 2000 + value if value < 30 else 1900 + value
 
 
 @register_family("age", ("EDAD_SUJETO_ASISTENCIA", "AGE"), ("EDAD", "AGE"))
-def age(surface: str, fake: Faker, rng: random.Random) -> str:
-    """Replace the number, keep the unit words (``70 años`` -> ``43 años``)."""
+def age(surface: str, note: NoteContext) -> str:
+    """Move the number by the note's age shift, keep the unit words (``70 años``)."""
     if not re.search(r"\d", surface):
         return surface
-    return re.sub(r"\d+", lambda m: str(rng.randint(1, 95)), surface, count=1)
+    return re.sub(
+        r"\d+", lambda m: str(max(0, int(m.group()) + note.age_shift_years)), surface, count=1
+    )
 
 
 @register_family("sex", ("SEXO_SUJETO_ASISTENCIA", "SEX", "GENDER"), ("SEXO", "GENDER"))
-def sex(surface: str, fake: Faker, rng: random.Random) -> str:
+def sex(surface: str, note: NoteContext) -> str:
     """Kept as is: not identifying alone, and a random swap contradicts grammatical gender."""
     return surface
 
 
 @register_family("country", ("PAIS", "COUNTRY"), ("PAIS", "COUNTRY", "NATION"))
-def country(surface: str, fake: Faker, rng: random.Random) -> str:
-    return str(fake.country())
+def country(surface: str, note: NoteContext) -> str:
+    return str(note.fake.country())
 
 
 @register_family("street", ("CALLE", "STREET"), ("CALLE", "STREET", "ADDRESS"))
-def street(surface: str, fake: Faker, rng: random.Random) -> str:
-    return str(fake.street_address())
+def street(surface: str, note: NoteContext) -> str:
+    return str(note.fake.street_address())
 
 
 @register_family(
@@ -81,11 +96,11 @@ def street(surface: str, fake: Faker, rng: random.Random) -> str:
     ("TERRITORIO", "LOCATION", "CITY", "LOC", "ZIP", "STATE"),
     ("TERRITOR", "CITY", "LOCAT"),
 )
-def place(surface: str, fake: Faker, rng: random.Random) -> str:
+def place(surface: str, note: NoteContext) -> str:
     """Postal codes keep their shape; place names become a locale city."""
     if re.fullmatch(r"[\d\s-]+", surface):
-        return shape_preserving(surface, fake, rng)
-    return str(fake.city())
+        return shape_preserving(surface, note)
+    return str(note.fake.city())
 
 
 @register_family(
@@ -93,19 +108,19 @@ def place(surface: str, fake: Faker, rng: random.Random) -> str:
     ("HOSPITAL", "CENTRO_SALUD", "INSTITUCION", "ORGANIZATION", "ORG", "HOSP"),
     ("HOSPITAL", "CENTRO", "INSTITU", "CLINIC", "ORGANI"),
 )
-def care_site(surface: str, fake: Faker, rng: random.Random) -> str:
+def care_site(surface: str, note: NoteContext) -> str:
     """Keep the site's first word when it names the kind of place (Hospital, Clínica...)."""
     first = surface.split()[0] if surface.split() else ""
     kind = first if first[:1].isupper() and first.lower().startswith(_CARE_WORDS) else "Hospital"
-    return f"{kind} {fake.last_name()}"
+    return f"{kind} {note.fake.last_name()}"
 
 
 _CARE_WORDS = ("hosp", "clín", "clin", "centro", "instit", "st", "medical", "fundaci", "complejo")
 
 
 @register_family("profession", ("PROFESION", "PROFESSION", "OCCUPATION"), ("PROFES", "OCCUP"))
-def profession(surface: str, fake: Faker, rng: random.Random) -> str:
-    return str(fake.job()).lower() if surface[:1].islower() else str(fake.job())
+def profession(surface: str, note: NoteContext) -> str:
+    return str(note.fake.job()).lower() if surface[:1].islower() else str(note.fake.job())
 
 
 @register_family(
@@ -122,11 +137,11 @@ def profession(surface: str, fake: Faker, rng: random.Random) -> str:
     ),
     ("NOMBRE", "NAME", "PERSON", "PATIENT", "DOCTOR", "FAMILIAR"),
 )
-def name(surface: str, fake: Faker, rng: random.Random) -> str:
+def name(surface: str, note: NoteContext) -> str:
     """As many name words as the original: one first name, then surnames."""
     words = surface.split()
     if not words:
         return surface
     if len(words) == 1:
-        return str(fake.first_name() if rng.random() < 0.5 else fake.last_name())
-    return " ".join([str(fake.first_name())] + [str(fake.last_name()) for _ in words[1:]])
+        return str(note.fake.first_name() if note.rng.random() < 0.5 else note.fake.last_name())
+    return " ".join([str(note.fake.first_name())] + [str(note.fake.last_name()) for _ in words[1:]])

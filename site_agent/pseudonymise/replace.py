@@ -1,7 +1,8 @@
 """Surrogate mode: every gold PII span becomes a realistic surrogate of the same label.
 
 Within one document the same (kind, surface) always gets the same surrogate, so a patient
-keeps one name throughout a note. Spans are re-offset exactly: in the new document
+keeps one name throughout a note, and every numeric date moves by one per-note shift, so
+intervals between dates stay true. Spans are re-offset exactly: in the new document
 ``text[span.start:span.end]`` is the surrogate.
 """
 
@@ -14,9 +15,10 @@ from faker import Faker
 
 from protocol import Document, Span
 from site_agent.pseudonymise.records import SurrogateRecord
-from site_agent.pseudonymise.surrogates import family_for, shape_preserving
+from site_agent.pseudonymise.surrogates import NoteContext, family_for, shape_preserving
 
 _RETRIES = 5
+MIN_SHIFT_DAYS, MAX_SHIFT_DAYS = 30, 3 * 365
 
 
 def document_seed(seed: int, doc_id: str) -> int:
@@ -24,14 +26,14 @@ def document_seed(seed: int, doc_id: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{doc_id}".encode()).digest()[:8], "big")
 
 
-def _draw(label: str, surface: str, fake: Faker, rng: random.Random) -> str:
+def _draw(label: str, surface: str, note: NoteContext) -> str:
     family = family_for(label)
     candidate = surface
     for _ in range(_RETRIES):
-        candidate = family.provider(surface, fake, rng)
+        candidate = family.provider(surface, note)
         if candidate.strip() and (candidate != surface or family.name == "sex"):
             return candidate
-    return candidate if candidate.strip() else shape_preserving(surface, fake, rng)
+    return candidate if candidate.strip() else shape_preserving(surface, note)
 
 
 def surrogate_document(
@@ -40,6 +42,9 @@ def surrogate_document(
     """The document with every span replaced, and the original -> surrogate pairs used."""
     rng = random.Random(document_seed(seed, doc.id))
     fake.seed_instance(document_seed(seed + 1, doc.id))
+    shift = rng.choice((-1, 1)) * rng.randint(MIN_SHIFT_DAYS, MAX_SHIFT_DAYS)
+    age_shift = rng.choice((-2, -1, 1, 2))
+    note = NoteContext(fake=fake, rng=rng, date_shift_days=shift, age_shift_years=age_shift)
     chosen: dict[tuple[str, str], str] = {}
     records: list[SurrogateRecord] = []
     pieces: list[str] = []
@@ -50,7 +55,7 @@ def surrogate_document(
         surface = doc.text[span.start : span.end]
         key = (family_for(span.label).name, surface)
         if key not in chosen:
-            chosen[key] = _draw(span.label, surface, fake, rng)
+            chosen[key] = _draw(span.label, surface, note)
             records.append(
                 SurrogateRecord(
                     doc_id=doc.id, label=span.label, original=surface, surrogate=chosen[key]

@@ -15,7 +15,23 @@ from dataclasses import dataclass
 
 from faker import Faker
 
-Provider = Callable[[str, Faker, random.Random], str]
+
+@dataclass(frozen=True)
+class NoteContext:
+    """What a provider may draw from for one note: faker, a seeded rng, the note's shifts.
+
+    Every date in a note moves by the same ``date_shift_days`` so that intervals (admission
+    to discharge) stay true while the dates change; every age moves by ``age_shift_years``,
+    small enough that ages still fit the note's story.
+    """
+
+    fake: Faker
+    rng: random.Random
+    date_shift_days: int
+    age_shift_years: int = 0
+
+
+Provider = Callable[[str, NoteContext], str]
 
 
 @dataclass(frozen=True)
@@ -50,8 +66,9 @@ def register_family(
     return add
 
 
-def shape_preserving(surface: str, fake: Faker, rng: random.Random) -> str:
+def shape_preserving(surface: str, note: NoteContext) -> str:
     """Fallback: digits -> random digits, letters -> random letters of the same case."""
+    rng = note.rng
     out = []
     for char in surface:
         if char.isdigit():

@@ -31,6 +31,15 @@ def test_init_creates_key_and_config(tmp_path: Path) -> None:
     assert config.signing_key.exists()
 
 
+def test_demo_run_config_takes_the_work_dir_flag(tmp_path: Path) -> None:
+    from site_agent.run_config import config_for_run
+
+    overrides = cli_overrides(None, tmp_path / "w", None, None, None, "cpu")
+    config = config_for_run(None, demo=True, overrides=overrides)
+    assert config.work_dir == (tmp_path / "w").resolve() and config.device == "cpu"
+    assert config.signing_key is not None and config.signing_key.is_relative_to(config.work_dir)
+
+
 def test_synthesize_needs_a_config_or_demo(tmp_path: Path) -> None:
     result = runner.invoke(app, ["synthesize", "--work-dir", str(tmp_path)])
     assert isinstance(result.exception, UsageError)
@@ -86,3 +95,27 @@ def test_demo_spans_cover_whole_words(row: dict) -> None:
         assert surface == surface.strip() and surface
         assert span["start"] == 0 or not text[span["start"] - 1].isalnum()
         assert span["end"] == len(text) or not text[span["end"]].isalnum()
+
+
+def test_where_to_look_points_at_the_report_and_bundle(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from site_agent.pipeline import StageRun
+    from site_agent.stages import StageRecord
+    from site_agent.summary import where_to_look
+
+    def record(stage: str, artifacts: dict[str, str]) -> StageRecord:
+        now = datetime.now(UTC)
+        return StageRecord(
+            stage=stage, status="completed", config_digest="d", input_hashes={},
+            artifacts=artifacts, tool_version="t", started_at=now, finished_at=now, seconds=0,
+        )  # fmt: skip
+
+    runs = [
+        StageRun("train-synthetic", "ran", 1.0, record("train-synthetic", {"report_md": "r.md"})),
+        StageRun("export", "skipped", 0.0, record("export", {"bundle": "/out/b1"})),
+    ]
+    assert where_to_look(runs, tmp_path) == [
+        f"site report: {tmp_path / '08-train-synthetic' / 'r.md'}",
+        "bundle: /out/b1",
+    ]

@@ -50,7 +50,9 @@ def site(tmp_path: Path) -> dict[str, Path]:
 
 
 def _audit(site: dict[str, Path], passed: bool = True, sha: str | None = None) -> Path:
+    pairs = [{"synthetic_id": "syn-0-0", "real_id": "MRN-4711-smith", "rouge5": 0.2}]
     report = AuditReport(
+        measures={"nearest_real": {"before": {"pairs": pairs}}},
         tool_version="test",
         config_digest="x",
         real_corpus_sha256="r",
@@ -173,3 +175,15 @@ def test_verification_with_another_key_fails(site: dict[str, Path]) -> None:
     shutil.rmtree(bundle / "encoder")
     with pytest.raises(VerificationError, match="missing"):
         verify_bundle(bundle, site["pub"])
+
+
+def test_real_document_ids_are_pseudonymised_in_the_bundle(site: dict[str, Path]) -> None:
+    audit = _audit(site)
+    first, _ = build_bundle(_request(site, audit))
+    shipped = (first / "audit.json").read_text()
+    assert "MRN-4711-smith" not in shipped and "MRN-4711-smith" in audit.read_text()
+    report = AuditReport.model_validate_json(shipped)
+    (pair,) = report.measures["nearest_real"]["before"]["pairs"]
+    assert pair["synthetic_id"] == "syn-0-0" and pair["real_id"].startswith("real-")
+    second, _ = build_bundle(_request(site, audit, outbox=site["root"] / "outbox2"))
+    assert (second / "audit.json").read_bytes() == shipped.encode()  # stable for the site

@@ -91,6 +91,10 @@ def test_bundle_verifies_and_holds_nothing_real(site: tuple[SiteConfig, Path]) -
     real_texts = {json.loads(line)["text"] for line in real.splitlines()}
     shipped = (bundle / "synthetic.jsonl").read_text().splitlines()
     assert not {json.loads(line)["text"] for line in shipped} & real_texts
+    real_ids = {json.loads(line)["id"] for line in real.splitlines()}
+    for path in bundle.rglob("*.json*"):
+        text = path.read_text(encoding="utf-8")
+        assert not [i for i in real_ids if i in text], path.name
     names = {p.name for p in bundle.rglob("*")}
     assert "surrogates.private.jsonl" not in names and "train.jsonl" not in names
 

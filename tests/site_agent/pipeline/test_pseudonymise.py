@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import random
 from pathlib import Path
@@ -14,7 +15,7 @@ from protocol.site_config import PseudonymiseSection
 from site_agent.pseudonymise import pseudonymise_corpus
 from site_agent.pseudonymise.filter import filter_document, sentence_bounds
 from site_agent.pseudonymise.records import sensitive_surfaces
-from site_agent.pseudonymise.surrogates import family_for, shape_preserving
+from site_agent.pseudonymise.surrogates import NoteContext, family_for, shape_preserving
 
 
 def _doc(text: str, marks: list[tuple[str, str]], doc_id: str = "d1") -> Document:
@@ -76,9 +77,28 @@ def test_surrogates_keep_the_shape_of_numbers_and_dates() -> None:
     assert surfaces["NUMERO_TELEFONO"].replace(" ", "").isdigit()
     assert surfaces["ID_SUJETO_ASISTENCIA"].isdigit() and len(surfaces["ID_SUJETO_ASISTENCIA"]) == 6
     day, month, year = surfaces["FECHAS"].split("/")
-    assert 1 <= int(day) <= 28 and 1 <= int(month) <= 12 and len(year) == 4
-    assert surfaces["EDAD_SUJETO_ASISTENCIA"].endswith(" años")
+    assert len(day) == 2 and len(month) == 2 and len(year) == 4
+    assert dt.date(int(year), int(month), int(day)) != dt.date(2016, 12, 12)
+    age = surfaces["EDAD_SUJETO_ASISTENCIA"]
+    assert age.endswith(" años") and 1 <= abs(int(age.split()[0]) - 70) <= 2
     assert "@" in surfaces["CORREO_ELECTRONICO"]
+
+
+def test_dates_in_a_note_move_together() -> None:
+    doc = _doc(
+        "Ingreso 03/03/2016, alta 13/03/2016, control 2016-04-02 y 5/1/99.",
+        [("03/03/2016", "FECHAS"), ("13/03/2016", "FECHAS"), ("2016-04-02", "FECHAS"),
+         ("5/1/99", "FECHAS")],
+    )  # fmt: skip
+    new, _ = _surrogate(doc)
+    moved = [new.surface(s) for s in new.spans]
+    admitted = dt.datetime.strptime(moved[0], "%d/%m/%Y").date()
+    discharged = dt.datetime.strptime(moved[1], "%d/%m/%Y").date()
+    control = dt.date.fromisoformat(moved[2])
+    assert (discharged - admitted).days == 10 and (control - admitted).days == 30
+    assert 30 <= abs((admitted - dt.date(2016, 3, 3)).days) <= 3 * 365
+    shifted = dt.date(1999, 1, 5) + (admitted - dt.date(2016, 3, 3))
+    assert moved[3] == f"{shifted.day}/{shifted.month}/{shifted.year % 100:02d}"
 
 
 def test_pseudonymisation_is_deterministic_per_seed() -> None:
@@ -118,7 +138,7 @@ def test_labels_resolve_to_their_family(label: str, family: str) -> None:
 
 
 def test_shape_preserving_fallback() -> None:
-    out = shape_preserving("AB-12 cd", Faker("en_US"), random.Random(0))
+    out = shape_preserving("AB-12 cd", NoteContext(Faker("en_US"), random.Random(0), 0))
     assert len(out) == 8 and out[2] == "-" and out[5] == " "
     assert out[:2].isupper() and out[3:5].isdigit() and out[6:].islower()
 
