@@ -12,15 +12,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from protocol import Corpus, Document, Provenance
-from shared.atomic import atomic_open, atomic_write_text
+from protocol import Corpus, Document
+from shared.atomic import atomic_open
 from shared.corpus_io import CorpusFormat, register_format
+from shared.corpus_io.sidecar import (
+    assemble_corpus,
+    file_sidecar,
+    read_corpus_sidecar,
+    write_corpus_sidecar,
+)
 from shared.errors import CorpusFormatError
 from shared.validation_messages import validation_lines
-
-
-def sidecar_path(path: Path) -> Path:
-    return path.with_name(path.name + ".provenance.json")
 
 
 def document_to_json(doc: Document) -> dict[str, Any]:
@@ -84,30 +86,14 @@ def read_jsonl(path: Path) -> Corpus:
         raise CorpusFormatError(
             f"{len(problems)} problem(s) in the corpus", path=path, problems=problems
         )
-    extra: dict[str, Any] = {}
-    side = sidecar_path(path)
-    if side.exists():
-        meta = json.loads(side.read_text(encoding="utf-8"))
-        extra["provenance"] = Provenance.model_validate(meta["provenance"])
-        extra["labels"] = tuple(meta.get("labels", ()))
-    try:
-        return Corpus(documents=tuple(documents), **extra)
-    except ValidationError as exc:
-        raise CorpusFormatError(
-            "corpus-level problems", path=path, problems=validation_lines(exc)
-        ) from exc
+    return assemble_corpus(documents, read_corpus_sidecar(file_sidecar(path)), path)
 
 
 def write_jsonl(corpus: Corpus, path: Path) -> None:
     with atomic_open(path, "w") as handle:
         for doc in corpus.documents:
             handle.write(json.dumps(document_to_json(doc), ensure_ascii=False) + "\n")
-    meta = {
-        "schema_version": corpus.schema_version,
-        "labels": list(corpus.labels),
-        "provenance": corpus.provenance.model_dump(mode="json"),
-    }
-    atomic_write_text(sidecar_path(path), json.dumps(meta, indent=2, ensure_ascii=False))
+    write_corpus_sidecar(file_sidecar(path), corpus.labels, corpus.provenance)
 
 
 def _detect(path: Path) -> bool:

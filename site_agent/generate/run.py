@@ -17,7 +17,7 @@ from pathlib import Path
 
 from protocol import Corpus, Document
 from shared.atomic import atomic_write_text
-from shared.corpus_io.jsonl import sidecar_path
+from shared.corpus_io.sidecar import file_sidecar, write_corpus_sidecar
 from shared.errors import ConfigError
 from shared.provenance import config_digest, make_provenance
 from site_agent.generate.backend import (
@@ -174,10 +174,5 @@ def _finish(
         documents=ordered,
         provenance=make_provenance(source=str(model), config_digest=digest, notes=notes),
     )
-    meta = {
-        "schema_version": corpus.schema_version,
-        "labels": [],
-        "provenance": corpus.provenance.model_dump(mode="json"),
-    }
-    atomic_write_text(sidecar_path(out), json.dumps(meta, indent=2, ensure_ascii=False))
+    write_corpus_sidecar(file_sidecar(out), (), corpus.provenance)
     return corpus
