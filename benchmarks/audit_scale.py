@@ -9,6 +9,10 @@ planted leaks (copied passages with PII, exact copies of real notes) and near/ex
 duplicates. The audit runs in a fresh process so its peak RSS is its own. A naive reference
 (ROUGE-5 recall over every real/synthetic pair, pure Python) is timed on a subset and
 extrapolated to all pairs; the table prints both and their ratio.
+
+Measured on the shared 2-core development box (load ~9 from other jobs), full scale:
+39 s of CPU for the whole audit (2 threads), 104 s wall under that contention, peak RSS
+3.0 GB; the naive all-pairs ROUGE-5 would take ~1,000 hours.
 """
 
 from __future__ import annotations
