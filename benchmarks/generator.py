@@ -19,6 +19,8 @@ from rich.table import Table
 
 from site_agent.adapt import AdaptSettings, adapt_generator
 from site_agent.generate import GenerationSettings, generate_corpus
+from site_agent.generate.backend import PromptJob
+from site_agent.generate.hf_backend import HFBackend
 from site_agent.generate.plan import GenerationPlan, first_words
 from site_agent.models import resolve_model
 
@@ -26,6 +28,22 @@ from site_agent.models import resolve_model
 def _texts(path: Path, n: int) -> list[str]:
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line)["text"] for _, line in zip(range(n), handle, strict=False)]
+
+
+def _sampling_row(
+    model: Path | str, adapter: Path, prompts: list[str], args: argparse.Namespace
+) -> tuple[str, str, str]:
+    """Tokens per second of the hf backend's sampling alone (model already loaded)."""
+    settings = GenerationSettings(backend="hf", min_new_tokens=args.new_tokens)
+    backend = HFBackend(model, adapter, settings, args.new_tokens)
+    jobs = [PromptJob(p, 1, seed) for seed, p in enumerate(prompts)]
+    started = time.perf_counter()
+    backend.generate(jobs)
+    seconds = time.perf_counter() - started
+    note = (
+        f"batch {len(jobs)}, {args.new_tokens} new tokens each, {backend.kwargs.get('top_p')} top-p"
+    )
+    return "hf sampling tokens/s", f"{backend.tokens_generated / seconds:.1f}", note
 
 
 def main() -> None:
@@ -54,6 +72,7 @@ def main() -> None:
                 f"{result.dtype}, batch {args.batch_size} x {args.max_length} tokens",
             )
         )
+        rows.append(_sampling_row(model, result.adapter_dir, prompts, args))
         plan = GenerationPlan(
             prompts=tuple(prompts), samples=(1,) * len(prompts), max_new_tokens=args.new_tokens
         )
@@ -64,10 +83,9 @@ def main() -> None:
         tokens = int(corpus.provenance.notes["tokens_generated"])
         rows.append(
             (
-                "generation tokens/s",
+                "generate_corpus tokens/s",
                 f"{tokens / seconds:.1f}",
-                f"{tokens} tokens, {len(corpus)} docs, batch {args.gen_batch}, "
-                "load + merge included",
+                f"{tokens} tokens, {len(corpus)} docs; model load and adapter merge included",
             )
         )
     table = Table(title=f"generator benchmark: {args.model}")

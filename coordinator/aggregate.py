@@ -13,10 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from coordinator.transport import record_to_safetensors_bytes
+from coordinator.verify import VerifiedBundle
 from protocol import Corpus, Document, LabelMapping
 from protocol.annotator import AnnotatorSettings
 from protocol.rounds import Estimate, ModelMetrics, TrainedModel
-from shared.atomic import atomic_directory
+from shared.atomic import atomic_directory, atomic_write_bytes
 from shared.provenance import make_provenance
 
 
@@ -89,6 +91,9 @@ def init_token_classifier(
     return out_dir
 
 
+ENCODER_PREFIX = "encoder/"  # where the pipeline's export puts the synthetic encoder
+
+
 @dataclass(frozen=True)
 class BuiltModel:
     """A trained model folder and what the report says about it."""
@@ -142,6 +147,33 @@ def pool(corpora: dict[str, Corpus], labels: tuple[str, ...]) -> Corpus:
         labels=labels,
         provenance=make_provenance(parents=tuple(sorted(corpora))),
     )
+
+
+def exported_encoders(bundles: dict[str, VerifiedBundle], out_root: Path) -> list[BuiltModel]:
+    """Each site's exported synthetic-trained encoder (``encoder/`` files), as a model folder.
+
+    These tag in the site's own labels; cross-site evaluation maps their predictions.
+    """
+    built = []
+    for site, bundle in sorted(bundles.items()):
+        weights = {n: w for n, w in bundle.weights.items() if n.startswith(ENCODER_PREFIX)}
+        if not weights or not any(n.endswith("/config.json") for n in bundle.files):
+            continue
+        model_dir = out_root / f"export-{site}"
+        for name, data in bundle.files.items():
+            if name.startswith(ENCODER_PREFIX):
+                atomic_write_bytes(model_dir / name.removeprefix(ENCODER_PREFIX), data)
+        for name, (record, header) in weights.items():
+            target = model_dir / name.removeprefix(ENCODER_PREFIX)
+            atomic_write_bytes(target, record_to_safetensors_bytes(record, header))
+        info = TrainedModel(
+            name=f"export:{site}",
+            kind="export",
+            trained_on=(site,),
+            n_training_documents=bundle.accepted.n_documents,
+        )
+        built.append(BuiltModel(info, model_dir))
+    return built
 
 
 def train_site_and_pooled(

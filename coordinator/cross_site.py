@@ -28,6 +28,8 @@ def evaluation_content(
     content["config"] = ConfigRecord(
         {
             "models": [m.info.name for m in models] or [""],
+            # Exported site encoders tag in their site's labels: the site maps their output.
+            "mapped-models": [m.info.name for m in models if m.info.kind == "export"] or [""],
             "labels": list(labels),
             "mapping": state.mapping.model_dump_json() if state.mapping else "",
             "bootstrap": state.settings.bootstrap,

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from coordinator.demo_models import tiny_encoder
 from coordinator.demo_sites import (
     STYLES,
     build_site,
@@ -24,6 +23,7 @@ from coordinator.local import LocalSite, run_local_federation
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
 from shared.atomic import atomic_write_text
+from site_agent.models.tiny import tiny_encoder
 
 
 def prepare_demo(
@@ -35,7 +35,7 @@ def prepare_demo(
     registry = work / "registry.json"
     sites = []
     for site_id in site_ids:
-        site = build_site(work / "sites", site_id)
+        site = build_site(work / "sites", site_id, base_model=base)
         train_site_annotator(site, base)
         auth_public = create_supernode_auth_key(site.site_dir / "keys" / "supernode.key")
         register_site(registry, site_id, site.signing_public_key, auth_public)
@@ -47,10 +47,11 @@ def prepare_demo(
         base_model=base,
         output_dir=output_dir,
         mapping=mapping,
-        fedavg_rounds=2,
+        fedavg_rounds=3,
         train_epochs=12,
-        local_epochs=3,
+        local_epochs=4,
         learning_rate=1e-3,
+        batch_size=4,
         bootstrap=100,
         reply_timeout=300,
     )

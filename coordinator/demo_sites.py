@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protocol import Corpus, Document, LabelMapping, Span
+from protocol.audit import AuditReport, RuleResult
 from protocol.export import ArtifactEntry, AuditRecord, ExportManifest
 from shared.atomic import atomic_write_bytes, atomic_write_text
 from shared.corpus_io.jsonl import write_jsonl
@@ -144,33 +145,78 @@ class DemoSite:
     signing_key_id: str
 
 
+def demo_audit(corpus_path: Path, out: Path) -> Path:
+    """A passing ``audit.json`` for a demo corpus. The real audit stage measures; the demo's
+    template notes are drawn from a separate random stream than its test notes."""
+    sha = sha256_file(corpus_path)
+    n = sum(1 for line in corpus_path.read_text(encoding="utf-8").splitlines() if line.strip())
+    report = AuditReport(
+        tool_version=tool_version(),
+        config_digest=config_digest({"demo-audit": 1}),
+        real_corpus_sha256="demo",
+        input_corpus_sha256=sha,
+        audited_corpus_sha256=sha,
+        n_input_documents=n,
+        n_kept_documents=n,
+        rules=(RuleResult(name="demo_ngram_recall", measured=0.0, threshold=0.1, passed=True),),
+        passed=True,
+    )
+    atomic_write_text(out, report.model_dump_json(indent=2))
+    return out
+
+
 def build_site(
-    root: Path, site_id: str, *, n_test: int = 12, n_synthetic: int = 24, seed: int = 0
+    root: Path,
+    site_id: str,
+    *,
+    n_test: int = 12,
+    n_synthetic: int = 24,
+    seed: int = 0,
+    base_model: Path | None = None,
 ) -> DemoSite:
-    """A site folder with test split, signing key and a signed bundle (no annotator yet)."""
+    """A site work dir laid out as the pipeline leaves it: held-out test split, signing key
+    and a signed bundle in ``outbox/`` built by the pipeline's export (no annotator yet).
+
+    With ``base_model`` the bundle also carries an encoder trained on the synthetic corpus
+    (the pipeline's train-synthetic stage), exported as ``encoder/`` files."""
+    from site_agent.export.bundle import BundleRequest, build_bundle
+
     site_dir = root / site_id
-    write_jsonl(demo_corpus(site_id, n_test, seed, "test"), site_dir / "data" / "test.jsonl")
+    write_jsonl(demo_corpus(site_id, n_test, seed, "test"), site_dir / "01-split" / "test.jsonl")
     keys = site_dir / "keys"
     keys.mkdir(parents=True, exist_ok=True)
     key_id = generate_signing_key(keys / "signing.key", keys / "signing.pub")
+    audit_dir = site_dir / "07-audit"
     synthetic = demo_corpus(site_id, n_synthetic, seed, "synthetic")
-    write_bundle(
-        site_dir / "exports" / "bundle-1", site_id, synthetic, keys / "signing.key", key_id=key_id
+    write_jsonl(synthetic, audit_dir / "synthetic.jsonl")
+    demo_audit(audit_dir / "synthetic.jsonl", audit_dir / "audit.json")
+    encoder = None
+    if base_model is not None:
+        encoder = _train(synthetic, base_model, site_dir / "08-train-synthetic" / "model")
+    request = BundleRequest(
+        site_id=site_id,
+        corpus_path=audit_dir / "synthetic.jsonl",
+        audit_report_path=audit_dir / "audit.json",
+        signing_key_path=keys / "signing.key",
+        outbox=site_dir / "outbox",
+        config_digest=config_digest({"demo": site_id}),
+        base_models={"encoder": str(base_model)} if base_model else {},
+        synthetic_encoder_dir=encoder,
     )
+    build_bundle(request)
     return DemoSite(site_id, site_dir, keys / "signing.pub", key_id)
+
+
+def _train(corpus: Corpus, base_model: Path, out_dir: Path, epochs: int = 12) -> Path:
+    from coordinator.aggregate import NerSettings, train_annotator
+
+    settings = NerSettings(epochs=epochs, learning_rate=1e-3, batch_size=4)
+    return train_annotator(corpus, None, base_model, settings, out_dir)
 
 
 def train_site_annotator(
     site: DemoSite, base_model: Path, *, n_train: int = 24, epochs: int = 12
 ) -> Path:
-    """The site's gold-trained annotator (its own labels), kept in ``<site>/annotator``."""
-    from coordinator.aggregate import NerSettings, train_annotator
-
+    """The site's gold-trained annotator (its own labels), kept where the pipeline keeps it."""
     gold = demo_corpus(site.site_id, n_train, 0, "train")
-    return train_annotator(
-        gold,
-        None,
-        base_model,
-        NerSettings(epochs=epochs, learning_rate=1e-3),
-        site.site_dir / "annotator",
-    )
+    return _train(gold, base_model, site.site_dir / "03-annotator" / "model", epochs)

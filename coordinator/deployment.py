@@ -28,6 +28,17 @@ class DeploymentError(ToolkitError):
     exit_code = 7
 
 
+def repo_root() -> Path:
+    """The Flower App folder: the checkout whose pyproject has ``[tool.flwr.app]``."""
+    root = Path(__file__).resolve().parents[1]
+    pyproject = root / "pyproject.toml"
+    if not pyproject.exists() or "[tool.flwr.app]" not in pyproject.read_text(encoding="utf-8"):
+        raise DeploymentError(
+            f"{root}: no pyproject.toml with [tool.flwr.app]; fix: run from a source checkout"
+        )
+    return root
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))

@@ -62,6 +62,7 @@ def _train_content(
         {
             "local-epochs": state.settings.local_epochs,
             "learning-rate": state.settings.learning_rate,
+            "batch-size": state.settings.batch_size,
             "seed": state.settings.seed,
             "labels": list(labels),
             "mapping": mapping,

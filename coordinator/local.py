@@ -6,22 +6,25 @@ unless ``secure=False``; ports are chosen free; every process is stopped on the 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from coordinator.config_file import SuperLinkAddress
 from coordinator.deployment import (
     DeploymentError,
     ProcessGroup,
     flower_env,
     free_port,
+    repo_root,
     wait_for_port,
 )
-from coordinator.flower_cli import register_supernode, run_app, write_connection, write_run_config
+from coordinator.flower_cli import write_connection
 from coordinator.keys import create_tls
+from coordinator.remote import register_sites, run_remote
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
+from site_agent.federation.join import JoinConfig, supernode_argv
 
 HOST = "127.0.0.1"
 
@@ -32,19 +35,17 @@ class LocalSite:
     site_dir: Path
     auth_key: Path  # OpenSSH private key; the ``.pub`` lies beside it
 
-    def node_config(self) -> str:
-        return f'site-id="{self.site_id}" site-dir="{self.site_dir}"'
-
-
-def repo_root() -> Path:
-    """The Flower App folder: the checkout whose pyproject has ``[tool.flwr.app]``."""
-    root = Path(__file__).resolve().parents[1]
-    pyproject = root / "pyproject.toml"
-    if not pyproject.exists() or "[tool.flwr.app]" not in pyproject.read_text(encoding="utf-8"):
-        raise DeploymentError(
-            f"{root}: no pyproject.toml with [tool.flwr.app]; fix: run from a source checkout"
+    def join_config(self, ca: Path | None) -> JoinConfig:
+        """What ``site-agent join`` would read from this site's ``[federation]`` table."""
+        return JoinConfig.model_validate(
+            {
+                "site-id": self.site_id,
+                "work-dir": self.site_dir,
+                "auth-private-key": self.auth_key,
+                "root-certificates": ca,
+                "runtime-port": free_port(),
+            }
         )
-    return root
 
 
 def superlink_argv(port: int, tls_dir: Path | None) -> list[str]:
@@ -62,20 +63,6 @@ def superlink_argv(port: int, tls_dir: Path | None) -> list[str]:
     ]  # fmt: skip
 
 
-def supernode_argv(site: LocalSite, superlink: str, ca: Path | None) -> list[str]:
-    argv = ["flower-supernode", "--superlink", superlink, "--port", str(free_port())]
-    argv += ["--node-config", site.node_config()]
-    if ca is None:
-        return [*argv, "--insecure"]
-    return [
-        *argv,
-        "--root-certificates",
-        str(ca),
-        "--auth-supernode-private-key",
-        str(site.auth_key),
-    ]
-
-
 def run_local_federation(
     work_dir: Path,
     sites: list[LocalSite],
@@ -85,10 +72,9 @@ def run_local_federation(
     secure: bool = True,
     timeout: float = 900.0,
 ) -> FederationReport:
-    """Start everything, run the app once, stop everything; return the report."""
+    """Start everything, run the app as ``coordinator run`` does, stop everything."""
     app_dir = repo_root()
     group = ProcessGroup(work_dir / "logs")
-    started = time.time()
     try:
         port = free_port()
         tls_dir = work_dir / "tls" if secure else None
@@ -96,24 +82,20 @@ def run_local_federation(
         superlink = group.start("superlink", superlink_argv(port, tls_dir), link_env)
         wait_for_port(HOST, port, superlink)
         ca = tls_dir / "ca.crt" if tls_dir else None
-        cli_env = flower_env(work_dir / "flwr-home" / "cli", app_dir)
-        write_connection(work_dir / "flwr-home" / "cli", f"{HOST}:{port}", ca)
+        if ca is not None:  # SuperNode keys first: with auth on, unknown nodes are refused
+            write_connection(work_dir / "flwr-home" / "cli", f"{HOST}:{port}", ca)
+            cli_env = flower_env(work_dir / "flwr-home" / "cli", app_dir)
+            register_sites(cli_env, settings, work_dir / "flwr-home" / "cli")
         for site in sites:
-            if secure:
-                register_supernode(cli_env, site.auth_key.with_name(site.auth_key.name + ".pub"))
+            argv = supernode_argv(site.join_config(ca), f"{HOST}:{port}", insecure=ca is None)
             env = flower_env(work_dir / "flwr-home" / site.site_id, app_dir)
-            group.start(
-                f"supernode-{site.site_id}", supernode_argv(site, f"{HOST}:{port}", ca), env
-            )
-        values = settings.model_copy(update={"expected_sites": len(sites)}).to_run_config()
-        run_config = write_run_config(work_dir / "run-config.toml", values)
-        code = run_app(cli_env, app_dir, run_config, on_line, timeout)
-        report = settings.output_dir / "report.json"
-        if code != 0 or not report.exists() or report.stat().st_mtime < started:
+            group.start(f"supernode-{site.site_id}", argv, env)
+        link = SuperLinkAddress(address=f"{HOST}:{port}", root_certificates=ca, insecure=ca is None)
+        run_settings = settings.model_copy(update={"expected_sites": len(sites)})
+        try:
+            return run_remote(link, run_settings, on_line=on_line, register=False, timeout=timeout)
+        except DeploymentError as exc:
             logs = "\n".join(f"--- {p.name}\n{p.tail()}" for p in group.processes)
-            raise DeploymentError(
-                f"the federation run wrote no report (flwr run exit {code})\n{logs}"
-            )
-        return FederationReport.model_validate_json(report.read_text(encoding="utf-8"))
+            raise DeploymentError(f"{exc}\n{logs}") from exc
     finally:
         group.stop_all()

@@ -13,10 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from coordinator.config_file import SuperLinkAddress
-from coordinator.deployment import DeploymentError, flower_env
+from coordinator.deployment import DeploymentError, flower_env, repo_root
 from coordinator.flower_cli import register_supernode, run_app, write_connection, write_run_config
 from coordinator.keys import load_registry
-from coordinator.local import repo_root
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
 

@@ -55,10 +55,12 @@ def aggregate_models(
     settings = aggregate.NerSettings(
         epochs=state.settings.train_epochs,
         learning_rate=state.settings.learning_rate,
+        batch_size=state.settings.batch_size,
         seed=state.settings.seed,
     )
     base = state.settings.base_model
     models = aggregate.train_site_and_pooled(harmonised, base, settings, work_dir)
+    models += aggregate.exported_encoders(state.bundles, work_dir)
     for model in models:
         log.info("  trained %s on %d documents", model.info.name, model.info.n_training_documents)
     if state.settings.fedavg_rounds and harmonised:

@@ -25,6 +25,7 @@ class FederationSettings(BaseModel):
     local_epochs: int = Field(default=1, ge=1)
     train_epochs: int = Field(default=3, ge=1)
     learning_rate: float = Field(default=1e-4, gt=0)
+    batch_size: int = Field(default=16, ge=1)
     min_sites: int = Field(default=1, ge=1)
     expected_sites: int = Field(default=0, ge=0)
     wait_for_sites: float = Field(default=60.0, ge=0)

@@ -44,6 +44,7 @@ class VerifiedBundle:
     accepted: AcceptedBundle
     corpus: Corpus | None
     weights: dict[str, tuple[ArrayRecord, bytes]]
+    files: dict[str, bytes] = field(default_factory=dict)
 
 
 class BundleRejected(VerificationError):
@@ -167,6 +168,11 @@ def verify_received_bundle(
         created_at=manifest.created_at,
     )
     weights = {
-        a.name: bundle.weights[a.name] for a in manifest.artifacts if a.kind == "encoder_weights"
+        a.name: bundle.weights[a.name] for a in manifest.artifacts if a.name in bundle.weights
     }
-    return VerifiedBundle(manifest=manifest, accepted=accepted, corpus=corpus, weights=weights)
+    encoder_files = {
+        a.name: contents[a.name]
+        for a in manifest.artifacts
+        if a.kind == "encoder_weights" and a.name not in weights
+    }
+    return VerifiedBundle(manifest, accepted, corpus, weights, encoder_files)

@@ -138,7 +138,7 @@ class TrainedModel(ProtocolModel):
     """A model the coordinator built in the aggregate phase."""
 
     name: str
-    kind: Literal["site", "pooled", "fedavg"]
+    kind: Literal["site", "pooled", "fedavg", "export"]
     trained_on: tuple[str, ...]
     n_training_documents: int
     rounds: int = 0

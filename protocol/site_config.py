@@ -162,6 +162,10 @@ class SiteConfig(ProtocolModel):
     generation: GenerationSection = Field(default_factory=GenerationSection)
     audit: AuditSection = Field(default_factory=AuditSection)
     export: ExportSection = Field(default_factory=ExportSection)
+    federation: dict[str, Any] = Field(
+        default_factory=dict,
+        description="read and validated by `site-agent join` (its own keys, e.g. export-dir)",
+    )
 
 
 # Profiles are partial configs merged under the TOML file: a site can still override any value.
@@ -169,18 +173,19 @@ PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
     "demo": {
         "language": "en",
-        "split": {"validation_fraction": 0.15, "test_fraction": 0.25},
+        "split": {"validation_fraction": 0.15, "test_fraction": 0.25, "group_by_source": False},
         "pseudonymise": {"locale": "en_US"},
         "annotator": {
             "min_validation_recall": 0.0,
-            "training": {"epochs": 2, "batch_size": 8},
+            # few steps, so a higher rate than the paper's 1e-4 to learn anything at all
+            "training": {"epochs": 3, "batch_size": 4, "learning_rate": 3e-4},
         },
-        "adapt": {"epochs": 1, "batch_size": 4, "max_steps": 8, "max_length": 128},
+        "adapt": {"epochs": 1, "batch_size": 2, "max_steps": 6, "max_length": 96},
         "generation": {
             "amount": None,
             "samples_per_prompt": 2,
-            "max_new_tokens": 48,
-            "max_documents": 12,
+            "max_new_tokens": 40,
+            "max_documents": 10,
         },
     },
 }

@@ -202,11 +202,15 @@ def _covered_words(words: Sequence[tuple[int, int]], first: int, token_end: int)
 
 
 def tags_to_spans(words: Sequence[tuple[int, int]], tags: Sequence[str]) -> list[Span]:
-    """Merge IOB2 word tags into spans; an ``I-X`` that does not continue an X starts one."""
+    """Merge IOB2 word tags into spans; an ``I-X`` that does not continue an X starts one.
+
+    A tag without a ``B-``/``I-`` prefix (IO scheme, e.g. a foreign model's ``PER``) reads as
+    ``I-``, so runs of it become one span.
+    """
     spans: list[Span] = []
     current: tuple[int, int, str] | None = None
     for (start, end), tag in zip(words, tags, strict=True):
-        kind, label = (tag[:1], tag[2:]) if tag != OUTSIDE else ("O", "")
+        kind, label = _split_tag(tag)
         if current is not None and kind == "I" and label == current[2]:
             current = (current[0], end, label)
             continue
@@ -216,3 +220,11 @@ def tags_to_spans(words: Sequence[tuple[int, int]], tags: Sequence[str]) -> list
     if current is not None:
         spans.append(Span(start=current[0], end=current[1], label=current[2]))
     return spans
+
+
+def _split_tag(tag: str) -> tuple[str, str]:
+    if tag == OUTSIDE:
+        return "O", ""
+    if tag[:2] in ("B-", "I-"):
+        return tag[0], tag[2:]
+    return "I", tag

@@ -6,7 +6,7 @@ import typer
 
 from shared.cli_support import register_commands, run_app
 
-COMMANDS = ("init", "validate", "synthesize", "audit", "evaluate", "models", "join")
+COMMANDS = ("init", "validate", "synthesize", "audit", "evaluate", "models", "join", "annotate")
 
 app = typer.Typer(
     name="site-agent",

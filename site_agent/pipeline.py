@@ -55,6 +55,14 @@ def settings_digest(stage: Stage, config: SiteConfig) -> str:
     return config_digest(to_jsonable_python(stage.settings(config)))
 
 
+def folder_of(work_dir: Path, name: str) -> Path:
+    """The folder of the registered stage ``name`` under ``work_dir``."""
+    from site_agent.stages import STAGES
+
+    index = [s.name for s in STAGES].index(name)
+    return stage_folder(work_dir, index + 1, STAGES[index])
+
+
 def package_versions() -> dict[str, str]:
     versions = {}
     for name in PACKAGES:
@@ -209,6 +217,14 @@ def apply_device(device: str) -> None:
             raise UsageError("device = 'cuda' but no CUDA device is visible; fix: use 'auto'")
 
 
+def preflight(config: SiteConfig) -> None:
+    """Checks that would otherwise fail hours in: the device and the audit policy."""
+    from site_agent.stages import engines
+
+    apply_device(config.device)
+    engines.audit_policy(config.audit.policy)
+
+
 def run_pipeline(
     config: SiteConfig,
     stages: Sequence[Stage] | None = None,
@@ -221,7 +237,7 @@ def run_pipeline(
 
     stages = STAGES if stages is None else stages
     check_registry(stages)
-    apply_device(config.device)
+    preflight(config)
     console = console or Console(stderr=True)
     forced_from = _check_from(stages, from_stage)
     folders = {s.name: stage_folder(config.work_dir, i, s) for i, s in enumerate(stages, 1)}

@@ -9,6 +9,7 @@ from pathlib import Path
 from shared.atomic import atomic_write_text
 from shared.errors import UsageError
 from shared.signing import generate_signing_key
+from site_agent.pipeline import folder_of
 
 STARTER_TOML = """\
 # site.toml: the site agent's configuration (site-agent synthesize --site-config site.toml).
@@ -68,6 +69,15 @@ min_new_tokens = 10
 [export]
 include_synthetic_encoder = true
 include_site_report = true
+
+[federation]                     # read by `site-agent join`; paths follow work_dir's layout
+site-id = {site_id}
+work-dir = {work_dir}
+export-dir = {outbox}
+test-split = {test_split}
+annotator-dir = {annotator_dir}
+# auth-private-key = "keys/supernode"     # `site-agent auth-key --out keys/supernode`
+# root-certificates = "certs/ca.crt"      # from the coordinator
 """
 
 
@@ -90,6 +100,9 @@ def starter_toml(site_id: str, signing_key: Path, corpus: Path, work_dir: Path) 
         signing_key=json.dumps(str(signing_key)),
         corpus=json.dumps(str(corpus)),
         work_dir=json.dumps(str(work_dir)),
+        outbox=json.dumps(str(work_dir / "outbox")),
+        test_split=json.dumps(str(folder_of(work_dir, "split") / "test.jsonl")),
+        annotator_dir=json.dumps(str(folder_of(work_dir, "annotator") / "model")),
     )
 
 

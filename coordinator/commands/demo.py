@@ -7,9 +7,6 @@ from typing import Annotated
 
 import typer
 
-from coordinator.demo import run_demo
-from coordinator.report.summary import summary_lines
-
 
 def register(app: typer.Typer) -> None:
     @app.command()
@@ -22,6 +19,9 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Start a SuperLink and one SuperNode per site, run every round, stop them all."""
+        from coordinator.demo import run_demo  # imports torch; keep the CLI start fast
+        from coordinator.report.summary import summary_lines
+
         report = run_demo(out, on_line=typer.echo, secure=not insecure)
         for line in summary_lines(report):
             typer.echo(line)

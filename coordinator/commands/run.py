@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="SuperLink address host:port (overrides the config).")
         ] = None,
         config: Annotated[
-            Path, typer.Option(help="coordinator.toml with [superlink] and [federation].")
+            Path, typer.Option(help="coordinator.toml with \\[superlink] and \\[federation].")
         ] = Path("coordinator.toml"),
         root_certificates: Annotated[
             Path | None, typer.Option(help="CA certificate of the SuperLink (overrides config).")

@@ -97,7 +97,7 @@ def audit_rows(report: FederationReport) -> list[list[str]]:
 def exclusion_rows(report: FederationReport) -> list[list[str]]:
     rows = [["site", "phase", "reason", "detail"]]
     rows += [[e.site_id, e.phase, e.reason, e.detail] for e in report.exclusions]
-    return rows
+    return rows if report.exclusions else [*rows, ["-", "-", "nothing was excluded", ""]]
 
 
 def model_rows(report: FederationReport) -> list[list[str]]:

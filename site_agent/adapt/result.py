@@ -40,6 +40,7 @@ class AdaptResult(ProtocolModel):
     trainable_parameters: int
     losses: tuple[float, ...] = ()
     seconds: float
+    train_seconds: float
     seconds_per_step: float | None = None
     provenance: Provenance = Field(default_factory=Provenance)
 
@@ -62,7 +63,6 @@ def read_result(out: Path, digest: str) -> AdaptResult | None:
 def finish(
     out: Path,
     model: Any,
-    tokenizer: Any,
     settings: AdaptSettings,
     plan: LoadPlan,
     base_ref: str,
@@ -73,14 +73,15 @@ def finish(
     steps_per_epoch: int,
     resumed_from: int | None,
     seconds: float,
+    train_seconds: float,
     n_windows: int,
     n_documents: int,
 ) -> AdaptResult:
     """Save the adapter atomically, write ``adapt.json``, drop the checkpoints."""
     adapter_dir = out / ADAPTER_DIR
     with atomic_directory(adapter_dir) as tmp:
+        # No tokenizer copy: it is the base model's, and vLLM warns on per-LoRA tokenizers.
         model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
     trained_steps = total - (resumed_from or 0)
     result = AdaptResult(
         adapter_dir=adapter_dir.resolve(),
@@ -100,7 +101,8 @@ def finish(
         trainable_parameters=sum(p.numel() for p in model.parameters() if p.requires_grad),
         losses=tuple(round(x, 6) for x in losses),
         seconds=round(seconds, 3),
-        seconds_per_step=round(seconds / trained_steps, 4) if trained_steps else None,
+        train_seconds=round(train_seconds, 3),
+        seconds_per_step=round(train_seconds / trained_steps, 4) if trained_steps else None,
         provenance=make_provenance(
             source=base_ref, config_digest=digest, notes={"stage": "adapt_generator"}
         ),

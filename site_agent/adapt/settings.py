@@ -36,6 +36,7 @@ class AdaptSettings(ProtocolModel):
     gradient_checkpointing: bool = True
     checkpoint_every: int = Field(50, gt=0)
     keep_checkpoints: int = Field(2, gt=0)
+    cpu_threads: int | None = Field(None, gt=0, description="torch threads on CPU; None=default")
     seed: int = 0
 
     @model_validator(mode="after")

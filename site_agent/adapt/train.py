@@ -12,6 +12,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from site_agent.adapt.checkpoint import resume_latest, save_checkpoint
 from site_agent.adapt.data import collate, epoch_order, tokenise_documents
 from site_agent.adapt.model import attach_lora, load_base
 from site_agent.adapt.quantization import (
+    apply_cpu_threads,
     bitsandbytes_importable,
     choose_quantization,
     cpu_bf16_supported,
@@ -74,6 +76,60 @@ def _optimiser(model: Any, settings: AdaptSettings, total_steps: int) -> tuple[A
     return optimizer, scheduler
 
 
+@dataclass
+class _Loop:
+    """What the training loop works on."""
+
+    model: Any
+    optimizer: Any
+    scheduler: Any
+    windows: list[list[int]]
+    pad_id: int
+    checkpoints: Path
+    digest: str
+
+
+def _train_loop(
+    loop: _Loop,
+    settings: AdaptSettings,
+    start: int,
+    total: int,
+    steps_per_epoch: int,
+    losses: list[float],
+    progress: Progress | None,
+) -> None:
+    """Optimiser steps ``start..total``; checkpoint every ``checkpoint_every`` steps."""
+    import torch
+
+    trainable = [p for p in loop.model.parameters() if p.requires_grad]
+    loop.model.train()
+    for step in range(start, total):
+        epoch, within = divmod(step, steps_per_epoch)
+        order = epoch_order(len(loop.windows), settings.seed, epoch)
+        losses.append(
+            _train_step(
+                loop.model, loop.windows, _micro_batches(order, within, settings), loop.pad_id
+            )
+        )
+        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+        loop.optimizer.step()
+        loop.scheduler.step()
+        loop.optimizer.zero_grad(set_to_none=True)
+        if (step + 1) % settings.checkpoint_every == 0 and step + 1 < total:
+            save_checkpoint(
+                loop.checkpoints,
+                step + 1,
+                loop.model,
+                loop.optimizer,
+                loop.scheduler,
+                losses,
+                loop.digest,
+                settings.keep_checkpoints,
+            )
+        if progress is not None:
+            progress(step + 1, total)
+
+
 def adapt_generator(
     train_texts: Sequence[str],
     base_model: str | os.PathLike[str],
@@ -101,6 +157,7 @@ def adapt_generator(
         bitsandbytes_importable(),
         cpu_bf16_supported(),
     )
+    apply_cpu_threads(settings.cpu_threads, plan.device)
     tokenizer, model = load_base(resolve_model(base_ref), plan)
     windows = tokenise_documents(train_texts, tokenizer, settings.max_length)
     if not windows:
@@ -117,32 +174,20 @@ def adapt_generator(
     resumed = resume_latest(checkpoints, model, optimizer, scheduler, digest)
     start = resumed.step if resumed else 0
     losses = resumed.losses if resumed else []
-    model.train()
-    for step in range(start, total):
-        epoch, within = divmod(step, steps_per_epoch)
-        batches = _micro_batches(epoch_order(len(windows), settings.seed, epoch), within, settings)
-        losses.append(_train_step(model, windows, batches, tokenizer.pad_token_id))
-        torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        if (step + 1) % settings.checkpoint_every == 0 and step + 1 < total:
-            save_checkpoint(
-                checkpoints,
-                step + 1,
-                model,
-                optimizer,
-                scheduler,
-                losses,
-                digest,
-                settings.keep_checkpoints,
-            )
-        if progress is not None:
-            progress(step + 1, total)
+    loop_started = time.perf_counter()
+    _train_loop(
+        _Loop(model, optimizer, scheduler, windows, tokenizer.pad_token_id, checkpoints, digest),
+        settings,
+        start,
+        total,
+        steps_per_epoch,
+        losses,
+        progress,
+    )
+    train_seconds = time.perf_counter() - loop_started
     return finish(
         out,
         model,
-        tokenizer,
         settings,
         plan,
         base_ref,
@@ -152,6 +197,7 @@ def adapt_generator(
         steps_per_epoch=steps_per_epoch,
         resumed_from=start if resumed else None,
         seconds=time.perf_counter() - started,
+        train_seconds=train_seconds,
         n_windows=len(windows),
         n_documents=len(train_texts),
     )

@@ -10,36 +10,42 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from pydantic import ValidationError
 
 from protocol import Corpus
 from protocol.annotator import AnnotatorRecord, AnnotatorSettings
-from shared.errors import ModelUnavailableError
+from shared.errors import ConfigError, ModelUnavailableError
 from shared.provenance import config_digest, make_provenance, sha256_file
 from site_agent.annotate.backbone import load_fast_tokenizer
 from site_agent.annotate.features import encode_corpus, predicted_documents
 from site_agent.annotate.loop import Progress, predict, resolve_bf16
-from site_agent.annotate.train import RECORD_FILE
+from site_agent.annotate.train import RECORD_FILE, idle_cores
 
 
 def load_record(model_dir: Path) -> AnnotatorRecord | None:
     """The ``annotator.json`` of a model folder, or None for a foreign token classifier."""
     path = Path(model_dir) / RECORD_FILE
-    return AnnotatorRecord.model_validate_json(path.read_text("utf-8")) if path.exists() else None
+    if not path.exists():
+        return None
+    try:
+        return AnnotatorRecord.model_validate_json(path.read_text("utf-8"))
+    except ValidationError as exc:
+        raise ConfigError(
+            f"{path}: not a valid annotator record ({exc.error_count()} problems, first: "
+            f"{exc.errors()[0]['msg']}); fix: retrain the annotator, or delete the file to use "
+            "the folder as a plain token classifier"
+        ) from exc
 
 
 def _load_model(model_dir: Path) -> Any:
     from transformers import AutoModelForTokenClassification
 
-    if not (Path(model_dir) / "config.json").is_file():
-        raise ModelUnavailableError(
-            f"{model_dir}: no trained annotator here (config.json missing); fix: train one with "
-            "train_annotator or point to the folder it wrote"
-        )
     return AutoModelForTokenClassification.from_pretrained(model_dir)
 
 
 def _entity_labels(id2label: dict[int, str]) -> tuple[str, ...]:
-    return tuple(sorted({tag[2:] for tag in id2label.values() if tag[:2] in ("B-", "I-")}))
+    """Entity labels of a tag set (``B-X``/``I-X`` give X; prefix-less tags are their own)."""
+    return tuple(sorted({t[2:] if t[:2] in ("B-", "I-") else t for t in id2label.values()} - {"O"}))
 
 
 def machine_annotate(
@@ -49,8 +55,14 @@ def machine_annotate(
     progress: Progress | None = None,
 ) -> Corpus:
     """A copy of ``corpus`` whose spans are the annotator's predictions (input spans dropped)."""
+    if not (Path(model_dir) / "config.json").is_file():
+        raise ModelUnavailableError(
+            f"{model_dir}: no trained annotator here (config.json missing); fix: train one with "
+            "train_annotator or point to the folder it wrote"
+        )
     record = load_record(model_dir)
     settings = record.settings if record else AnnotatorSettings()
+    torch.set_num_threads(settings.num_threads or idle_cores())
     tokenizer = load_fast_tokenizer(model_dir)
     model = _load_model(model_dir)
     if torch.cuda.is_available():

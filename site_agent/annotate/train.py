@@ -8,6 +8,7 @@ with ``annotator.json`` recording how it was made.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from pathlib import Path
@@ -34,10 +35,19 @@ from site_agent.annotate.validate import ValidationSet, validation_metrics
 RECORD_FILE = "annotator.json"
 
 
+def idle_cores() -> int:
+    """CPUs this process may use that the 1-minute load average says are idle (at least 1)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        busy = round(os.getloadavg()[0])
+    except OSError:
+        busy = 0
+    return max(1, (cores or 1) - busy)
+
+
 def configure_torch(settings: AnnotatorSettings) -> torch.device:
     """Seed everything, set the CPU thread count, and pick CUDA when present."""
-    if settings.num_threads is not None:
-        torch.set_num_threads(settings.num_threads)
+    torch.set_num_threads(settings.num_threads or idle_cores())
     torch.manual_seed(settings.seed)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
@@ -109,9 +119,16 @@ def train_annotator(
         else None
     )
     encoded_at = time.perf_counter()
-    model = _load_model(backbone, tags).to(device)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    epochs, best_epoch = _fit(model, train_chunks, val, tags, settings, pad, progress)
+    restarts = 0
+    while True:  # seed 000, App. A: a run stalled on predicting only "O" is started again
+        torch.manual_seed(settings.seed + restarts)
+        model = _load_model(backbone, tags).to(device)
+        run = settings.model_copy(update={"seed": settings.seed + restarts})
+        epochs, best_epoch = _fit(model, train_chunks, val, tags, run, pad, progress)
+        if not stalled(epochs, best_epoch) or restarts >= settings.stall_restarts:
+            break
+        restarts += 1
     record = AnnotatorRecord(
         base_model=str(base_model),
         labels=tuple(entity_labels),
@@ -124,6 +141,9 @@ def train_annotator(
         validation_chunks=len(val.chunks) if val else 0,
         device=device.type,
         bf16=resolve_bf16(settings.bf16, device),
+        grad_accumulation=settings.accumulation_for(device.type == "cuda"),
+        num_threads=torch.get_num_threads(),
+        restarts=restarts,
         timings={
             "encode_seconds": encoded_at - started,
             "train_seconds": sum(e.train_seconds for e in epochs),
@@ -141,6 +161,12 @@ def train_annotator(
     return AnnotatorResult(model_dir=out_dir, record=record)
 
 
+def stalled(epochs: list[EpochRecord], best_epoch: int) -> bool:
+    """The kept epoch found no gold entity word at all on validation (only "O" predicted)."""
+    metrics = next((e.metrics for e in epochs if e.epoch == best_epoch), None)
+    return metrics is not None and metrics.support > 0 and metrics.recall == 0.0
+
+
 def _fit(
     model: Any,
     train_chunks: list[EncodedChunk],
@@ -154,14 +180,16 @@ def _fit(
     steps = settings.epochs * -(-len(train_chunks) // settings.batch_size)
     optimizer, scheduler = _optimiser(model, settings, steps)
     rng = random.Random(settings.seed)
-    bf16 = resolve_bf16(settings.bf16, next(model.parameters()).device)
+    device = next(model.parameters()).device
+    bf16 = resolve_bf16(settings.bf16, device)
+    accumulation = settings.accumulation_for(device.type == "cuda")
     epochs: list[EpochRecord] = []
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None
     for epoch in range(1, settings.epochs + 1):
         t0 = time.perf_counter()
         loss = train_epoch(
             model, train_chunks, optimizer, scheduler,
-            micro_batch=settings.micro_batch, accumulation=settings.grad_accumulation,
+            micro_batch=settings.batch_size // accumulation, accumulation=accumulation,
             pad_id=pad, rng=rng, group_by_length=settings.group_by_length, bf16=bf16,
             stage=f"epoch {epoch}/{settings.epochs}", progress=progress,
         )  # fmt: skip

@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def join(
         superlink: Annotated[str, typer.Option(help="SuperLink Fleet API address host:port.")],
-        site_config: Annotated[Path, typer.Option(help="site.toml with a [federation] table.")],
+        site_config: Annotated[Path, typer.Option(help="site.toml with a \\[federation] table.")],
         insecure: Annotated[
             bool, typer.Option(help="No TLS, no SuperNode auth (loopback tests only).")
         ] = False,

@@ -44,7 +44,7 @@ def pack_bundle(bundle_dir: Path) -> RecordDict:
         path = bundle_dir / entry.name
         if not path.is_file():
             continue  # the coordinator names the missing artifact
-        if entry.kind == "encoder_weights":
+        if entry.kind == "encoder_weights" and entry.name.endswith(".safetensors"):
             record, header = safetensors_to_record(path)
             content[wire.WEIGHTS_PREFIX + entry.name] = record
             files[wire.HEADER_PREFIX + entry.name] = header

@@ -80,6 +80,7 @@ def fedavg_train(layout: SiteLayout, content: RecordDict) -> RecordDict:
     settings = aggregate.NerSettings(
         epochs=int(config["local-epochs"]),  # type: ignore[arg-type]
         learning_rate=float(config["learning-rate"]),  # type: ignore[arg-type]
+        batch_size=int(config["batch-size"]),  # type: ignore[arg-type]
         seed=int(config["seed"]),  # type: ignore[arg-type]
     )
     with tempfile.TemporaryDirectory() as tmp:
@@ -132,8 +133,10 @@ def _evaluate_one(name: str, content: RecordDict, gold: Corpus, config: ConfigRe
         except (KeyError, ValueError) as exc:
             raise SiteFailure("model_unpack_failed") from exc
         predicted = aggregate.machine_annotate(model_dir, gold)
-    # Coordinator models already tag in the shared label space: no mapping on their side.
-    return RecordDict({wire.METRICS_PREFIX + name: _score(predicted, gold, None, config)})
+    # Coordinator models tag in the shared label space; exported site encoders are mapped.
+    mapped = {str(x) for x in config["mapped-models"]}  # type: ignore[union-attr]
+    mapping = _mapping(config) if name in mapped else None
+    return RecordDict({wire.METRICS_PREFIX + name: _score(predicted, gold, mapping, config)})
 
 
 def _evaluate_baseline(layout: SiteLayout, gold: Corpus, config: ConfigRecord) -> MetricRecord:

@@ -2,7 +2,7 @@
 
     [federation]
     site-id = "site-a"
-    work-dir = "/srv/site-a"                  # exports/, data/test.jsonl, annotator/
+    work-dir = "/srv/site-a"                  # the pipeline work dir (outbox/, NN-split/...)
     auth-private-key = "keys/supernode.key"   # from `site-agent auth-key`
     root-certificates = "tls/ca.crt"          # the coordinator's CA
     runtime-port = 9094                       # local ClientApp runtime API port

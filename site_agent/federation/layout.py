@@ -1,8 +1,9 @@
 """Where a site keeps what the federation asks for, read from the SuperNode's ``--node-config``.
 
-Keys: ``site-id`` and ``site-dir`` (required); ``export-dir`` (default ``<site-dir>/exports``),
-``test-split`` (default ``<site-dir>/data/test.jsonl``) and ``annotator-dir`` (default
-``<site-dir>/annotator``, the site's gold-trained annotator) override the defaults.
+Keys: ``site-id`` and ``site-dir`` (the pipeline's work dir) are required. By default the
+site's files are where ``site-agent synthesize`` puts them: bundles in ``<site-dir>/outbox/``,
+the held-out test split in ``<site-dir>/NN-split/test.jsonl`` and the gold-trained annotator in
+``<site-dir>/NN-annotator/model``. ``export-dir``, ``test-split`` and ``annotator-dir`` override.
 """
 
 from __future__ import annotations
@@ -38,7 +39,17 @@ class SiteLayout:
         return cls(
             site_id=str(site_id),
             site_dir=root,
-            export_dir=Path(str(config.get("export-dir") or root / "exports")),
-            test_split=Path(str(config.get("test-split") or root / "data" / "test.jsonl")),
-            annotator_dir=Path(str(config.get("annotator-dir") or root / "annotator")),
+            export_dir=Path(str(config.get("export-dir") or root / "outbox")),
+            test_split=Path(
+                str(config.get("test-split") or stage_file(root, "split", "test.jsonl"))
+            ),
+            annotator_dir=Path(
+                str(config.get("annotator-dir") or stage_file(root, "annotator", "model"))
+            ),
         )
+
+
+def stage_file(site_dir: Path, stage: str, name: str) -> Path:
+    """``<site-dir>/NN-<stage>/<name>`` of the latest-numbered stage folder (NN may change)."""
+    found = sorted(site_dir.glob(f"[0-9][0-9]-{stage}/{name}"))
+    return found[-1] if found else site_dir / f"00-{stage}" / name

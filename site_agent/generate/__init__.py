@@ -6,7 +6,12 @@ from site_agent.generate.backend import (
     choose_backend,
     register_backend,
 )
-from site_agent.generate.plan import GenerationPlan, first_words, plan_generation
+from site_agent.generate.plan import (
+    GenerationPlan,
+    first_words,
+    plan_for_model,
+    plan_generation,
+)
 from site_agent.generate.run import generate_corpus
 from site_agent.generate.settings import GenerationSettings
 
@@ -18,6 +23,7 @@ __all__ = [
     "choose_backend",
     "first_words",
     "generate_corpus",
+    "plan_for_model",
     "plan_generation",
     "register_backend",
 ]

@@ -47,7 +47,10 @@ class HFBackend:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        from site_agent.adapt.quantization import apply_cpu_threads
+
         cuda = torch.cuda.is_available()
+        apply_cpu_threads(settings.cpu_threads, "cuda" if cuda else "cpu")
         self.tokenizer = AutoTokenizer.from_pretrained(model, padding_side="left")
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token

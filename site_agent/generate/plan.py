@@ -6,6 +6,7 @@ in a fixed order, so a resumed run regenerates exactly the batches that are miss
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -91,3 +92,18 @@ def slots(plan: GenerationPlan) -> list[Slot]:
 def batches(plan: GenerationPlan, batch_size: int) -> list[list[Slot]]:
     every = slots(plan)
     return [every[i : i + batch_size] for i in range(0, len(every), batch_size)]
+
+
+def plan_for_model(
+    validation_texts: Sequence[str],
+    n_train_documents: int,
+    model: str | os.PathLike[str],
+    settings: GenerationSettings,
+) -> GenerationPlan:
+    """:func:`plan_generation` with the token budget counted by ``model``'s own tokenizer."""
+    from transformers import AutoTokenizer
+
+    from site_agent.models import resolve_model
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model(model))
+    return plan_generation(validation_texts, n_train_documents, tokenizer, settings)

@@ -80,7 +80,8 @@ def _documents(batch: list[Slot], jobs: list[PromptJob], texts: list[list[str]])
 def _check_run(out_path: Path, digest: str) -> None:
     """Refuse to append to a file that another run (other prompts or settings) started."""
     marker = out_path.with_name(out_path.name + ".run.json")
-    if marker.exists():
+    started = out_path.exists() and out_path.stat().st_size > 0
+    if marker.exists() and started:
         found = json.loads(marker.read_text(encoding="utf-8")).get("run_digest")
         if found != digest:
             raise ConfigError(

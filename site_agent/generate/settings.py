@@ -29,6 +29,7 @@ class GenerationSettings(ProtocolModel):
     max_new_tokens: int | None = Field(None, gt=0)
     min_max_new_tokens: int = Field(50, gt=0)
     batch_size: int = Field(8, gt=0, description="documents generated (and saved) per batch")
+    cpu_threads: int | None = Field(None, gt=0, description="torch threads on CPU; None=default")
     seed: int = 0
     lora_mode: Literal["request", "merge"] = "request"
     vllm_gpu_memory_utilization: float = Field(0.85, gt=0.0, le=1.0)

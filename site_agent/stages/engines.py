@@ -134,6 +134,22 @@ def generate(
     return corpus
 
 
+def audit_policy(policy: dict[str, Any]) -> Any:
+    """The audit's ``AuditPolicy`` for the site's ``[audit.policy]`` table (errors name keys)."""
+    from site_agent.audit import AuditPolicy
+
+    try:
+        return AuditPolicy.model_validate(policy)
+    except ValidationError as exc:
+        raise ConfigError(
+            "invalid audit policy in the site config",
+            problems=[
+                f"[audit -> policy -> {' -> '.join(map(str, e['loc']))}] {e['msg']}"
+                for e in exc.errors()
+            ],
+        ) from None
+
+
 def audit(
     real: Corpus,
     synthetic: Corpus,
@@ -150,21 +166,12 @@ def audit(
     in the generator's tokens, as in the seed study.
     """
     try:
-        from site_agent.audit import AuditPolicy, run_audit
+        from site_agent.audit import run_audit
     except ImportError:
         return None
-    from protocol.audit import CanarySet  # type: ignore[attr-defined,unused-ignore]
+    from protocol.audit import CanarySet
 
-    try:
-        parsed = AuditPolicy.model_validate(policy)
-    except ValidationError as exc:
-        raise ConfigError(
-            "invalid audit policy in the site config",
-            problems=[
-                f"[audit -> policy -> {' -> '.join(map(str, e['loc']))}] {e['msg']}"
-                for e in exc.errors()
-            ],
-        ) from None
+    parsed = audit_policy(policy)
     planted = CanarySet.model_validate_json(canaries.read_text()) if canaries else None
     report: AuditReport = run_audit(
         real, synthetic, parsed, out_dir,

@@ -14,6 +14,7 @@ from protocol import Corpus, Document
 from protocol.site_config import GenerationSection, SiteConfig
 from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import UsageError
+from site_agent.generate.plan import allocate
 from site_agent.stages import engines
 from site_agent.stages.base import Stage, StageContext, StageOutput
 
@@ -36,12 +37,6 @@ def build_prompts(validation: Corpus, words: int) -> list[str]:
     return prompts
 
 
-def spread(n_prompts: int, target: int) -> tuple[int, ...]:
-    """``target`` samples over ``n_prompts`` prompts as evenly as possible, earlier first."""
-    base, extra = divmod(target, n_prompts)
-    return tuple(base + (1 if i < extra else 0) for i in range(n_prompts))
-
-
 def plan_amount(
     n_train: int, prompts: list[str], section: GenerationSection
 ) -> tuple[list[str], tuple[int, ...]]:
@@ -56,7 +51,7 @@ def plan_amount(
         prompts = prompts[:target]
     if section.samples_per_prompt is not None and section.max_documents is None:
         return prompts, (section.samples_per_prompt,) * len(prompts)
-    return prompts, spread(len(prompts), target)
+    return prompts, allocate(len(prompts), target)
 
 
 def max_new_tokens_for(validation: Corpus, section: GenerationSection, model: str) -> int:

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from coordinator.demo_models import tiny_encoder
 from coordinator.demo_sites import (
     DemoSite,
     build_site,
@@ -18,6 +17,7 @@ from coordinator.demo_sites import (
     train_site_annotator,
 )
 from coordinator.keys import register_site
+from site_agent.models.tiny import tiny_encoder
 
 # Two shared cores: one intra-op thread avoids oversubscription (10x slower otherwise).
 torch.set_num_threads(1)
@@ -33,8 +33,12 @@ class World:
 
 
 def make_world(root: Path, base: Path, site_ids: list[str], annotated: set[str]) -> World:
-    """Demo sites under ``root``; all registered; those in ``annotated`` get an annotator."""
-    sites = {s: build_site(root / "sites", s) for s in site_ids}
+    """Demo sites under ``root``, all registered; those in ``annotated`` get a gold-trained
+    annotator and export a synthetic-trained encoder in their bundle."""
+    sites = {
+        s: build_site(root / "sites", s, base_model=base if s in annotated else None)
+        for s in site_ids
+    }
     registry = root / "registry.json"
     for site in sites.values():
         register_site(registry, site.site_id, site.signing_public_key)

@@ -21,15 +21,14 @@ SITES = ["site-a", "site-b", "tamper", "unknown", "audit", "stopper"]
 def faulty(tmp_path_factory: pytest.TempPathFactory, base_model: Path) -> FederationReport:
     root = tmp_path_factory.mktemp("faulty")
     world = make_world(root, base_model, SITES, {"site-a", "site-b"})
-    with (world.sites["tamper"].site_dir / "exports" / "bundle-1" / "synthetic.jsonl").open(
-        "a"
-    ) as f:
+    tampered = next((world.sites["tamper"].site_dir / "outbox").glob("*/synthetic.jsonl"))
+    with tampered.open("a") as f:
         f.write('{"id": "planted", "text": "x", "spans": []}\n')
     registry = world.registry.read_text()
     world.registry.write_text(registry.replace('"unknown"', '"someone-else"'))
     audit = world.sites["audit"]
     write_bundle(
-        audit.site_dir / "exports" / "bundle-2",
+        audit.site_dir / "outbox" / "signed-despite-failed-audit",
         "audit",
         demo_corpus("audit", 10, 1, "synthetic"),
         audit.site_dir / "keys" / "signing.key",
@@ -65,6 +64,8 @@ def test_round_completes_with_the_good_sites(faulty: FederationReport) -> None:
     accepted = {b.site_id for b in faulty.bundles}
     assert accepted == {"site-a", "site-b", "stopper"}
     assert {m.name for m in faulty.models} == {
+        "export:site-a",
+        "export:site-b",
         "site:site-a",
         "site:site-b",
         "site:stopper",

@@ -9,6 +9,7 @@ import pytest
 from coordinator import aggregate
 from coordinator.server_app import run_federation
 from coordinator.settings import FederationSettings
+from protocol import LabelMapping
 from protocol.rounds import FederationReport
 from shared.corpus_io import read_corpus
 from site_agent.client_app import app as client_app
@@ -25,6 +26,7 @@ def settings_for(world: World, out: Path, **overrides: object) -> FederationSett
         "fedavg_rounds": 2,
         "train_epochs": 6,
         "learning_rate": 1e-3,
+        "batch_size": 4,
         "bootstrap": 30,
         **overrides,
     }
@@ -56,8 +58,9 @@ def test_matrix_is_complete_with_site_pooled_and_fedavg_models(
 ) -> None:
     report, _, _ = happy
     names = {m.name for m in report.models}
-    assert names == {"site:site-a", "site:site-b", "site:site-c", "pooled", "fedavg"}
-    assert len(report.matrix) == 5 * 3
+    exported = {"export:site-a", "export:site-b", "export:site-c"}
+    assert names == {"site:site-a", "site:site-b", "site:site-c", "pooled", "fedavg", *exported}
+    assert len(report.matrix) == 8 * 3
     assert all(cell.metrics is not None for cell in report.matrix), report.matrix
     assert all(b.metrics is not None for b in report.baselines)
     assert report.exclusions == ()
@@ -69,12 +72,30 @@ def test_matrix_cell_equals_metrics_computed_directly(
 ) -> None:
     report, _, out = happy
     site = world.sites["site-b"]
-    gold = read_corpus(site.site_dir / "data" / "test.jsonl")
-    mapping = aggregate.LabelMapping.model_validate_json(world.mapping.read_text())
+    gold = read_corpus(site.site_dir / "01-split" / "test.jsonl")
+    mapping = LabelMapping.model_validate_json(world.mapping.read_text())
     gold_shared = aggregate.harmonise(gold, mapping, report.labels)
     predicted = aggregate.machine_annotate(out / "models" / "pooled", gold_shared)
     direct = aggregate.evaluate_predictions(gold_shared, predicted, None, n_bootstrap=30, seed=13)
     cell = report.cell("pooled", "site-b")
+    assert cell is not None and cell.metrics == direct
+
+
+def test_exported_encoder_is_scored_through_the_label_mapping(
+    world: World, happy: tuple[FederationReport, InProcessGrid, Path]
+) -> None:
+    """site-a's exported encoder tags PATIENT/CITY/...; at site-c it is scored in PER/LOC/..."""
+    report, _, out = happy
+    site = world.sites["site-c"]
+    mapping = LabelMapping.model_validate_json(world.mapping.read_text())
+    gold = aggregate.harmonise(
+        read_corpus(site.site_dir / "01-split" / "test.jsonl"), mapping, report.labels
+    )
+    predicted = aggregate.machine_annotate(out / "models" / "export-site-a", gold)
+    assert set(predicted.labels) <= set(mapping.mapping) - set(mapping.coarse_labels)
+    mapped = aggregate.harmonise(predicted, mapping, report.labels)
+    direct = aggregate.evaluate_predictions(gold, mapped, None, n_bootstrap=30, seed=13)
+    cell = report.cell("export:site-a", "site-c")
     assert cell is not None and cell.metrics == direct
 
 

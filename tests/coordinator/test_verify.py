@@ -13,7 +13,7 @@ from coordinator.collect import unpack_received
 from coordinator.demo_sites import demo_corpus, write_bundle
 from coordinator.keys import load_registry, register_site
 from coordinator.verify import BundleRejected, ReceivedBundle, verify_received_bundle
-from protocol.export import ArtifactEntry, ExportManifest
+from protocol.export import ArtifactEntry
 from shared.provenance import sha256_file
 from shared.signing import generate_signing_key, load_private_key, sign
 from site_agent.federation.bundle import pack_bundle
@@ -106,22 +106,29 @@ def test_unregistered_site_and_wrong_sender(site: tuple[Path, Path, str], tmp_pa
 def test_encoder_weights_travel_as_arrays_and_still_verify(
     site: tuple[Path, Path, str], base_model: Path
 ) -> None:
+    """The pipeline exports the encoder as ``encoder/<file>``, every file kind encoder_weights;
+    only the safetensors goes as arrays, the rest as bytes, and every hash still verifies."""
     bundle, registry, _ = site
-    weights = bundle / "encoder.safetensors"
-    weights.write_bytes((base_model / "model.safetensors").read_bytes())
-    entry = ArtifactEntry(
-        name=weights.name, kind="encoder_weights", sha256=sha256_file(weights),
-        size_bytes=weights.stat().st_size,
-    )  # fmt: skip
-    resign(bundle, lambda m: m["artifacts"].append(entry.model_dump()))
+    (bundle / "encoder").mkdir()
+    entries = []
+    for name in ("model.safetensors", "config.json"):
+        target = bundle / "encoder" / name
+        target.write_bytes((base_model / name).read_bytes())
+        entries.append(
+            ArtifactEntry(
+                name=f"encoder/{name}", kind="encoder_weights", sha256=sha256_file(target),
+                size_bytes=target.stat().st_size,
+            ).model_dump()
+        )  # fmt: skip
+    resign(bundle, lambda m: m["artifacts"].extend(entries))
     got = received(bundle)
-    assert "encoder.safetensors" in got.weights and "encoder.safetensors" not in got.files
+    assert set(got.weights) == {"encoder/model.safetensors"}
+    assert "encoder/config.json" in got.files
     verified = verify_received_bundle(got, "s1", load_registry(registry))
-    assert set(verified.weights) == {"encoder.safetensors"}
-    record, _ = got.weights["encoder.safetensors"]
+    assert set(verified.weights) == {"encoder/model.safetensors"}
+    record, _ = got.weights["encoder/model.safetensors"]
     name = next(iter(record))
     record[name] = Array.from_numpy_ndarray(record[name].numpy() + 1e-3)
     with pytest.raises(BundleRejected) as info:
         verify_received_bundle(got, "s1", load_registry(registry))
     assert info.value.reason == "hash_mismatch"
-    ExportManifest.model_validate_json((bundle / "manifest.json").read_text())

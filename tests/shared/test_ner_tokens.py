@@ -117,6 +117,11 @@ def test_adjacent_spans_of_one_label_stay_apart() -> None:
     assert tags_to_spans(words, word_tags(words, spans)) == spans
 
 
+def test_io_tags_without_prefix_become_spans() -> None:
+    words = split_words("Ana Gil vino")
+    assert tags_to_spans(words, ["PER", "PER", "O"]) == [Span(start=0, end=7, label="PER")]
+
+
 def test_stray_inside_tag_starts_a_span() -> None:
     words = split_words("a b c")
     assert tags_to_spans(words, ["O", "I-ID", "I-NAME"]) == [

@@ -57,3 +57,18 @@ def test_nf4_plan_builds_a_qlora_bitsandbytes_config() -> None:
 
 def test_plain_plan_loads_dense_weights_in_its_dtype() -> None:
     assert load_kwargs(LoadPlan("none", "cpu", "float32", "test")) == {"dtype": torch.float32}
+
+
+def test_cpu_threads_are_pinned_only_on_cpu_runs() -> None:
+    from site_agent.adapt.quantization import apply_cpu_threads
+
+    before = torch.get_num_threads()
+    try:
+        apply_cpu_threads(1, "cuda")
+        assert torch.get_num_threads() == before
+        apply_cpu_threads(None, "cpu")
+        assert torch.get_num_threads() == before
+        apply_cpu_threads(1, "cpu")
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

@@ -68,6 +68,19 @@ def test_settings_name_the_offending_fields() -> None:
     }  # fmt: skip
     with pytest.raises(ValidationError, match="grad_accumulation"):
         AnnotatorSettings(batch_size=16, grad_accumulation=3)
+
+
+@pytest.mark.parametrize(
+    ("batch", "accumulation", "cuda", "expected"),
+    [(16, None, False, 4), (16, None, True, 1), (6, None, False, 2), (3, None, False, 1),
+     (16, 8, False, 8), (16, 2, True, 2)],
+)  # fmt: skip
+def test_accumulation_is_chosen_per_device(
+    batch: int, accumulation: int | None, cuda: bool, expected: int
+) -> None:
+    settings = AnnotatorSettings(batch_size=batch, grad_accumulation=accumulation)
+    assert settings.accumulation_for(cuda) == expected
+    assert batch % settings.accumulation_for(cuda) == 0
     with pytest.raises(ValidationError, match="epochs"):
         AnnotatorSettings(epochs=0)
 

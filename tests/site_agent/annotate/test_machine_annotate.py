@@ -8,7 +8,7 @@ import pytest
 
 from protocol import Corpus, Document, Span
 from protocol.annotator import AnnotatorResult
-from shared.errors import ModelUnavailableError
+from shared.errors import ConfigError, ModelUnavailableError
 from shared.ner_tokens import split_words
 from site_agent.annotate import machine_annotate
 from tests.site_agent.annotate.conftest import synthetic_corpus
@@ -69,5 +69,16 @@ def test_input_spans_are_replaced_and_provenance_names_the_annotator(
 
 def test_missing_model_folder_is_a_clear_error(tmp_path: Path) -> None:
     corpus = Corpus(documents=(Document(id="d", text="hola"),))
-    with pytest.raises(ModelUnavailableError, match=r"no trained annotator|cannot load"):
+    with pytest.raises(ModelUnavailableError, match=r"no trained annotator"):
         machine_annotate(tmp_path, corpus)
+
+
+def test_broken_annotator_record_names_the_file(trained: AnnotatorResult, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(trained.model_dir, copy)
+    (copy / "annotator.json").write_text('{"base_model": 3}')
+    corpus = Corpus(documents=(Document(id="d", text="hola"),))
+    with pytest.raises(ConfigError, match=r"annotator\.json: not a valid annotator record"):
+        machine_annotate(copy, corpus)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from protocol import Corpus
-from protocol.annotator import AnnotatorRecord, AnnotatorResult
+from protocol.annotator import AnnotatorMetrics, AnnotatorRecord, AnnotatorResult, EpochRecord
 from tests.site_agent.annotate.conftest import FAST
 
 
@@ -64,6 +65,8 @@ def test_bf16_autocast_path_trains_and_is_recorded(
     settings = FAST.model_copy(update={"epochs": 1, "bf16": True, "grad_accumulation": 2})
     result = train_annotator(train, None, encoder_dir, settings, tmp_path / "bf16")
     assert result.record.bf16 is True and result.record.best_epoch == 1
+    assert result.record.grad_accumulation == 2
+    assert result.record.num_threads == FAST.num_threads
     assert result.best_metrics is None  # no validation corpus
     assert math.isfinite(result.record.epochs[0].train_loss)
 
@@ -95,3 +98,62 @@ def test_bf16_auto_follows_the_hardware(
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: cpu_bf16, raising=False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
     assert resolve_bf16(flag, torch.device(device)) is expected
+
+
+@pytest.mark.parametrize(("cores", "load", "expected"), [(2, 0.2, 2), (2, 1.4, 1), (2, 9.0, 1)])
+def test_idle_cores_leave_busy_cores_alone(
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, expected: int
+) -> None:
+    import os
+
+    from site_agent.annotate.train import idle_cores
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert idle_cores() == expected
+
+
+def _epoch(epoch: int, recall: float, support: int = 5) -> EpochRecord:
+    metrics = AnnotatorMetrics(
+        precision=recall, recall=recall, f1=recall, entity_precision=recall,
+        entity_recall=recall, entity_f1=recall, support=support,
+    )  # fmt: skip
+    return EpochRecord(epoch=epoch, train_loss=1.0, train_seconds=1.0, metrics=metrics)
+
+
+def test_stalled_means_the_kept_epoch_found_nothing() -> None:
+    from site_agent.annotate.train import stalled
+
+    assert stalled([_epoch(1, 0.0), _epoch(2, 0.0)], 1)
+    assert not stalled([_epoch(1, 0.0), _epoch(2, 0.3)], 2)
+    assert not stalled([_epoch(1, 0.0, support=0)], 1)  # nothing to find
+    no_validation = [EpochRecord(epoch=1, train_loss=1.0, train_seconds=1.0)]
+    assert not stalled(no_validation, 1)
+
+
+@pytest.mark.parametrize(("allowed", "expected"), [(0, 0), (1, 1), (3, 3)])
+def test_a_stalled_run_is_restarted_with_the_next_seed(
+    monkeypatch: pytest.MonkeyPatch,
+    pattern_corpora: tuple[Corpus, Corpus],
+    encoder_dir: Path,
+    tmp_path: Path,
+    allowed: int,
+    expected: int,
+) -> None:
+    import site_agent.annotate.train as train_module
+
+    seeds: list[int] = []
+    real_fit = train_module._fit
+
+    def fit(*args: Any, **kwargs: Any) -> Any:
+        seeds.append(args[4].seed)
+        return real_fit(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "_fit", fit)
+    monkeypatch.setattr(train_module, "stalled", lambda epochs, best: True)
+    train = pattern_corpora[0]
+    settings = FAST.model_copy(update={"epochs": 1, "stall_restarts": allowed})
+    small = Corpus(documents=train.documents[:8])
+    result = train_module.train_annotator(small, None, encoder_dir, settings, tmp_path / "m")
+    assert result.record.restarts == expected
+    assert seeds == [FAST.seed + i for i in range(expected + 1)]

@@ -111,6 +111,14 @@ def test_other_run_in_the_same_file_is_refused(tmp_path: Path) -> None:
         generate_corpus(PLAN, "org/tiny", None, FAKE.model_copy(update={"seed": 12}), out)
 
 
+def test_a_deleted_output_file_may_be_started_afresh(tmp_path: Path) -> None:
+    out = tmp_path / "syn.jsonl"
+    generate_corpus(PLAN, "org/tiny", None, FAKE, out)
+    out.unlink()
+    other = FAKE.model_copy(update={"seed": 12})
+    assert len(generate_corpus(PLAN, "org/tiny", None, other, out)) == PLAN.total
+
+
 @pytest.fixture(scope="module")
 def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.tiny_models import tiny_causal_lm

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
-from transformers import PreTrainedTokenizerFast
+from pathlib import Path
 
-from site_agent.generate import GenerationSettings, first_words, plan_generation
+import pytest
+from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+from site_agent.generate import GenerationSettings, first_words, plan_for_model, plan_generation
 from site_agent.generate.plan import allocate, batches, slots
 from tests.tiny_models import tiny_tokenizer
 
@@ -71,3 +73,14 @@ def test_allocation_and_ids() -> None:
         ["syn-0-0", "syn-0-1"],
         ["syn-1-0"],
     ]
+
+
+def test_plan_for_model_counts_with_the_model_tokenizer(tmp_path: Path) -> None:
+    from tests.tiny_models import tiny_causal_lm
+
+    model = tiny_causal_lm(tmp_path / "lm", VALIDATION)
+    long_doc = "Paciente " * 120
+    plan = plan_for_model([long_doc], 10, model, GenerationSettings(size_multiple=1.0))
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    assert plan.max_new_tokens == len(tokenizer(long_doc, add_special_tokens=False)["input_ids"])
+    assert plan.total == 10 and plan.prompts == ("Paciente Paciente Paciente",)

@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from protocol.site_config import SiteConfigError, build_site_config, load_site_config
+from protocol.site_config import (
+    PROFILES,
+    SiteConfigError,
+    build_site_config,
+    load_site_config,
+)
 from shared.errors import ConfigError
 from site_agent.site_setup import initialise_site, starter_toml
 
@@ -39,7 +44,8 @@ def test_demo_profile_is_small_but_toml_values_win() -> None:
     assert demo.adapt.max_steps is not None and demo.generation.max_documents is not None
     assert demo.generation.amount is None and demo.generation.samples_per_prompt == 2
     mine = build_site_config({**MINIMAL, "adapt": {"max_steps": 3}}, profile="demo")
-    assert mine.adapt.max_steps == 3 and mine.adapt.batch_size == 4
+    assert mine.adapt.max_steps == 3
+    assert mine.adapt.batch_size == PROFILES["demo"]["adapt"]["batch_size"]
     flag = build_site_config(MINIMAL, profile="demo", overrides={"generation": {"amount": 1.0}})
     assert flag.generation.amount == 1.0 and flag.generation.samples_per_prompt is None
 
@@ -99,3 +105,15 @@ def test_starter_toml_quotes_odd_paths() -> None:
     import tomllib
 
     assert tomllib.loads(text)["signing_key"] == '/k/"x".pem'
+
+
+def test_starter_config_carries_a_federation_table_join_accepts(tmp_path: Path) -> None:
+    from site_agent.federation.join import load_join_config
+
+    setup = initialise_site("h2", tmp_path / "keys", tmp_path / "site.toml", Path("c.jsonl"))
+    join = load_join_config(setup.config)
+    config = load_site_config(setup.config)
+    assert join.site_id == config.site_id
+    assert join.export_dir == config.work_dir / "outbox"
+    assert join.test_split == config.work_dir / "01-split" / "test.jsonl"
+    assert join.annotator_dir == config.work_dir / "03-annotator" / "model"
