@@ -81,16 +81,23 @@ def test_ignored_labels_are_not_searched() -> None:
     ("surface", "specific"),
     [
         ("Ana Ruiz", True),
+        ("ERNESTO RIVERA", True),
+        ("Medina del Campo", True),
         ("Ernesto", False),
         ("28 28 70973", True),
+        ("368503", True),
+        ("28009", False),
         ("70 años", False),
+        ("dos días", False),
+        ("septiembre de 2000", False),
         ("ana.ruiz@example.org", True),
         ("12/12/2016", False),
         ("NHC 12/12/2016 4455", True),
+        ("Ángel Núñez", True),
     ],
 )
 def test_specific_surfaces(surface: str, specific: bool) -> None:
-    assert is_specific(surface.lower()) is specific
+    assert is_specific(surface) is specific
 
 
 def test_ignored_labels_and_word_sequences() -> None:
