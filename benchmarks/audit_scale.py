@@ -10,9 +10,9 @@ duplicates. The audit runs in a fresh process so its peak RSS is its own. A naiv
 (ROUGE-5 recall over every real/synthetic pair, pure Python) is timed on a subset and
 extrapolated to all pairs; the table prints both and their ratio.
 
-Measured on the shared 2-core development box at full scale (load ~3 from other jobs):
-run_audit 50.7 s wall, 35.9 s CPU, peak RSS 2.6 GB (one thread; two threads: 53.4 s wall,
-3.0 GB); the naive all-pairs ROUGE-5 would take ~530 hours (~36,000x slower).
+Measured on the shared 2-core development box at full scale (load ~2-3 from other jobs):
+run_audit 34.9 s wall, 33.6 s CPU, peak RSS 2.6 GB with one thread (two threads gave no
+gain there and 3.0 GB); the naive all-pairs ROUGE-5 would take ~340 hours (~35,000x).
 """
 
 from __future__ import annotations
