@@ -97,8 +97,9 @@ class AuditContext:
     def warm_up(self, tables: Iterable[tuple[Unit, int]], workers: int) -> None:
         """Compute the token streams and the given n-gram tables on ``workers`` threads.
 
-        The heavy loops are numpy, scipy and pandas code that releases the GIL, so two
-        threads use two cores. Measures afterwards only read these caches.
+        Threads overlap only where numpy, scipy and pandas release the GIL (much of the
+        tokenising holds it), so the gain depends on the machine. Measures afterwards only
+        read these caches.
         """
         if workers <= 1:
             return

@@ -41,7 +41,13 @@ def _load(audit_json_path: Path) -> AuditReport:
             f"{audit_json_path} is not a valid audit report ({exc})",
             "re-run the audit",
         ) from exc
-    if report.passed != all(r.passed for r in report.rules) or not report.rules:
+    if not report.rules:
+        raise _refuse(
+            "audit_report_valid",
+            f"{audit_json_path} checks no rules, so it cannot clear anything",
+            "audit with a policy that has rules (the default policy does)",
+        )
+    if report.passed != all(r.passed for r in report.rules):
         raise _refuse(
             "audit_report_valid",
             f"{audit_json_path}: the verdict does not follow from its rules",

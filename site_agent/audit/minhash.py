@@ -81,8 +81,16 @@ def band_keys(sigs: np.ndarray, bands: int, rows: int) -> np.ndarray:
     return keys
 
 
-def candidate_pairs(keys: np.ndarray, members: np.ndarray) -> set[tuple[int, int]]:
-    """Pairs (i, j), i < j, of ``members`` that share a key in some band."""
+def candidate_pairs(
+    keys: np.ndarray, members: np.ndarray, max_bucket: int = 256, anchors: int = 32
+) -> set[tuple[int, int]]:
+    """Pairs (i, j), i < j, of ``members`` that share a key in some band.
+
+    A bucket of more than ``max_bucket`` documents (a generator repeating itself) pairs each
+    of them only with the bucket's ``anchors`` lowest indices - the real documents and the
+    earliest synthetic ones, which are what duplicates are judged against - so the number of
+    pairs stays linear.
+    """
     pairs: set[tuple[int, int]] = set()
     for band in range(keys.shape[1]):
         column = keys[members, band]
@@ -93,5 +101,8 @@ def candidate_pairs(keys: np.ndarray, members: np.ndarray) -> set[tuple[int, int
         ends = np.concatenate([boundaries, [len(sorted_keys)]])
         for start, end in zip(starts[ends - starts > 1], ends[ends - starts > 1], strict=True):
             group = sorted(members[order[start:end]].tolist())
-            pairs.update(itertools.combinations(group, 2))
+            if len(group) <= max_bucket:
+                pairs.update(itertools.combinations(group, 2))
+            else:
+                pairs.update((a, b) for a in group[:anchors] for b in group if a < b)
     return pairs

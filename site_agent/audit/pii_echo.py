@@ -13,9 +13,10 @@ Short and common surfaces need care, or every document would be dropped:
 - a surface that occurs in the *text* of many real documents ("Madrid", "un mes", "Hospital
   General": more than ``max_document_fraction`` of them, and always more than one) is common
   language: counted, never identifying;
-- with ``require_specific`` (default), a surface identifies only if it is specific: two or
-  more words of letters (a full name, a street, an e-mail address) or five or more digits (an
-  id, a phone number, a full date). Single first names or towns are counted, not dropped.
+- with ``require_specific`` (default), a surface identifies only if it is specific (see
+  :func:`is_specific`): two capitalised words (a full name, a street), an e-mail address, or
+  six digits that are not a date (an id, a phone number). Single first names, towns,
+  postal codes, dates and phrases such as "dos días" are counted, not dropped.
 
 Extra surfaces are always identifying. Only identifying echoes drop a document. Counts are
 reported per label, never the strings.
@@ -61,13 +62,24 @@ def normalise_surface(text: str) -> str:
 _DATE = re.compile(r"^\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}$")
 
 
+_NAME_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_a-zß-ÿ][^\W\d_]+")
+
+
 def is_specific(surface: str) -> bool:
-    """Two words of letters, or five digits that are not just a date: enough to point at
-    someone. (A date alone is a quasi-identifier: a generator reproduces many real dates by
-    chance; a date next to a copied name is caught by the name and the sensitive n-grams.)"""
-    words = re.findall(r"[^\W\d_]{2,}", surface)
+    """Enough to point at someone: two capitalised words (a full name, a street, a place),
+    an e-mail address, or six digits that are not just a date (an id, a phone number).
+
+    Common phrases ("dos días", "septiembre de 2000"), single names or towns, postal codes
+    and dates on their own are quasi-identifiers: a generator reproduces many of them by
+    chance, and a copied date or first name next to more of the record is caught by the
+    sensitive n-grams. Needs the surface as written (case matters).
+    """
+    if "@" in surface:
+        return True
     digits = sum(c.isdigit() for c in surface)
-    return len(words) >= 2 or (digits >= 5 and not _DATE.match(surface.strip()))
+    if digits >= 6 and not _DATE.match(surface.strip()):
+        return True
+    return len(_NAME_WORD.findall(surface)) >= 2
 
 
 def _gold_surfaces(real: Corpus, settings: PiiEchoSettings) -> dict[str, Counter[str]]:
@@ -130,7 +142,7 @@ def collect_surfaces(
             group.raw,
             group.labels.most_common(1)[0][0],
             bool(frequency[i] <= limit)
-            and (is_specific(group.raw.lower()) or not settings.require_specific),
+            and (is_specific(group.raw) or not settings.require_specific),
         )
         for i, (key, group) in enumerate(grouped.items())
     }

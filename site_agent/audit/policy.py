@@ -90,8 +90,8 @@ class PiiEchoSettings(_Settings):
     )
     require_specific: bool = Field(
         True,
-        description="only specific surfaces identify: >= 2 words of letters, >= 5 digits, or "
-        "an e-mail address",
+        description="only specific surfaces identify: two capitalised words, an e-mail "
+        "address, or six digits that are not a date",
     )
     ignore_labels: tuple[str, ...] = ()
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-import ahocorasick
-
 from protocol import Document
 from site_agent.audit.tokens import is_word_char, lower_keep_length
 
@@ -86,6 +84,8 @@ def jaccard(a_text: str, b_text: str, shingle: int) -> float:
 def aho_corasick_matches(surfaces: Sequence[str], texts: Sequence[str]) -> list[tuple[int, int]]:
     """(text, surface) for every whole-word occurrence, by an Aho-Corasick automaton over
     space-padded word sequences; a repeated word sequence reports its first surface."""
+    import ahocorasick  # test and benchmark dependency only
+
     automaton = ahocorasick.Automaton()
     for index, surface in enumerate(surfaces):
         key = f" {' '.join(words(surface))} "

@@ -134,13 +134,14 @@ def run_audit(
     extra_pii_surfaces: Iterable[ExtraSurface] = (),
     canaries: CanarySet | None = None,
     tokenizer: Any = None,
-    workers: int = 2,
+    workers: int = 1,
 ) -> AuditReport:
     """Audit ``synthetic`` against the ``real`` training corpus; write and return the report.
 
     ``tokenizer`` is a Hugging Face fast tokenizer or the folder of one (loaded lazily);
     ``extra_pii_surfaces`` are strings (or ``(label, string)`` pairs) searched like gold PII;
-    ``workers`` threads share the work (the results do not depend on it).
+    ``workers`` threads share the work (the results do not depend on it; on the 2-core
+    development box two threads were no faster, as much of the work holds the GIL).
     """
     extra = tuple(extra_pii_surfaces)
     context = AuditContext(

@@ -116,3 +116,10 @@ def test_earliest_retained_synthetic_document_stays() -> None:
         True,
         True,
     ]
+
+
+def test_huge_buckets_pair_with_anchors_only() -> None:
+    keys = np.zeros((1000, 2), dtype=np.uint64)  # every document in the same bucket
+    pairs = candidate_pairs(keys, np.arange(1000), max_bucket=100, anchors=8)
+    assert len(pairs) == sum(1000 - 1 - a for a in range(8))
+    assert all(i < 8 for i, _ in pairs)

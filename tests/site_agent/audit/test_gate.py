@@ -69,11 +69,15 @@ def test_other_corpus_is_refused(passing: Path) -> None:
         require_passing_audit(passing / "raw.jsonl", passing / "audit.json")
 
 
-@pytest.mark.parametrize("edit", ["flip_verdict", "garbage"])
+@pytest.mark.parametrize("edit", ["flip_verdict", "garbage", "no_rules"])
 def test_tampered_report_is_refused(passing: Path, edit: str) -> None:
     path = passing / "audit.json"
     if edit == "garbage":
         path.write_text("{not json")
+    elif edit == "no_rules":
+        data = json.loads(path.read_text())
+        data["rules"] = []
+        path.write_text(json.dumps(data))
     else:
         data = json.loads(path.read_text())
         data["rules"][0]["passed"] = False

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from site_agent.audit.context import AuditContext
 from site_agent.audit.pii_echo import collect_surfaces, is_specific, measure_pii_echo
 from site_agent.audit.policy import AuditPolicy, PiiEchoSettings
+from site_agent.audit.run import run_audit
+from site_agent.commands.audit import read_extra_surfaces
 
 from .builders import corpus, make_doc
 
@@ -77,18 +81,39 @@ def test_ignored_labels_are_not_searched() -> None:
     ("surface", "specific"),
     [
         ("Ana Ruiz", True),
+        ("ERNESTO RIVERA", True),
+        ("Medina del Campo", True),
         ("Ernesto", False),
         ("28 28 70973", True),
+        ("368503", True),
+        ("28009", False),
         ("70 años", False),
+        ("dos días", False),
+        ("septiembre de 2000", False),
         ("ana.ruiz@example.org", True),
         ("12/12/2016", False),
         ("NHC 12/12/2016 4455", True),
+        ("Ángel Núñez", True),
     ],
 )
 def test_specific_surfaces(surface: str, specific: bool) -> None:
-    assert is_specific(surface.lower()) is specific
+    assert is_specific(surface) is specific
 
 
 def test_ignored_labels_and_word_sequences() -> None:
     surfaces = collect_surfaces(REAL, PiiEchoSettings())
     assert {s.text for s in surfaces} >= {"ana ruiz soto", "4455667", "70 años", "madrid"}
+
+
+def test_extra_surfaces_file_and_surrogates_drop_documents(tmp_path: Path) -> None:
+    path = tmp_path / "extra.txt"
+    path.write_text("Pedro Gil Soto\n\nSURROGATE\tLaura Vidal Mora\n", encoding="utf-8")
+    extra = read_extra_surfaces(path)
+    assert extra == ["Pedro Gil Soto", ("SURROGATE", "Laura Vidal Mora")]
+    synth = corpus(make_doc("s0", "Vino LAURA VIDAL MORA."), make_doc("s1", "Sin datos."))
+    report = run_audit(REAL, synth, AuditPolicy(), tmp_path / "out", extra_pii_surfaces=extra)
+    assert report.dropped_by_reason["pii_echo"] == 1
+    assert (
+        report.measures["pii_echo"]["before"]["by_label"]["SURROGATE"]["identifying_occurrences"]
+        == 1
+    )
