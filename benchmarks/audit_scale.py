@@ -10,9 +10,10 @@ duplicates. The audit runs in a fresh process so its peak RSS is its own. A naiv
 (ROUGE-5 recall over every real/synthetic pair, pure Python) is timed on a subset and
 extrapolated to all pairs; the table prints both and their ratio.
 
-Measured on the shared 2-core development box at full scale (load ~2-3 from other jobs):
-run_audit 34.9 s wall, 33.6 s CPU, peak RSS 2.6 GB with one thread (two threads gave no
-gain there and 3.0 GB); the naive all-pairs ROUGE-5 would take ~340 hours (~35,000x).
+Measured on the shared 2-core development box at full scale (load ~3-6 from other jobs):
+run_audit 39.1 s wall, 38.0 s CPU, peak RSS 2.6 GB with one thread (two threads gave no
+gain there and 3.0 GB), of which the PII echo (Aho-Corasick over the rewritten text) 7.8 s;
+the naive all-pairs ROUGE-5 would take ~360 hours (~33,000x).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from site_agent.audit.digest import corpus_sha256
 from site_agent.audit.grams import ngrams_of
 from site_agent.audit.pii_echo import normalise_surface
 from site_agent.audit.registry import register_measure
-from site_agent.audit.surfaces import SurfaceIndex
+from site_agent.audit.surfaces import SurfaceMatcher
 from site_agent.audit.tokens import word_hash
 
 if TYPE_CHECKING:
@@ -274,8 +274,8 @@ def measure_canaries(context: AuditContext) -> CanaryResult | None:
         )
         counters.append(_context_counter(table, cols))
         totals.append(len(grams))
-    index = SurfaceIndex.build([c.value for c in context.canaries.canaries])
-    docs, keys = index.match(context.stream("synthetic"))
+    matcher = SurfaceMatcher.build([c.value for c in context.canaries.canaries])
+    docs, keys = matcher.match(context.synthetic.documents)
     return CanaryResult(
         kinds=tuple(c.kind for c in context.canaries.canaries),
         match_docs=docs,

@@ -2,9 +2,11 @@
 
 Every gold span's text - plus any extra surfaces, such as both the originals and the
 surrogates when pseudonymisation ran - is searched in every synthetic document as a sequence
-of whole words (see ``surfaces.py``: case, punctuation and spacing do not matter, and "Ana"
-never matches inside "Anatomía"). The tests check the matches against an Aho-Corasick
-automaton (pyahocorasick) over the same word sequences.
+of whole words, by one Aho-Corasick automaton (pyahocorasick) over all the surfaces (see
+``surfaces.py``: case, punctuation and spacing do not matter, and "Ana" never matches inside
+"Anatomía"). The same automaton over the real corpus counts the real documents that contain
+each surface. The tests check the matches against a slow reference: one regular expression
+per surface over the words of each document.
 
 Short and common surfaces need care, or every document would be dropped:
 
@@ -37,8 +39,7 @@ from protocol import Corpus
 from site_agent.audit.context import AuditContext, ExtraSurface
 from site_agent.audit.policy import PiiEchoSettings
 from site_agent.audit.registry import register_measure
-from site_agent.audit.surfaces import SurfaceIndex, surface_hashes
-from site_agent.audit.tokens import TokenStream, word_stream
+from site_agent.audit.surfaces import SurfaceMatcher, has_words, surface_keys
 
 EXTRA_LABEL = "EXTRA"
 
@@ -97,42 +98,24 @@ def _gold_surfaces(real: Corpus, settings: PiiEchoSettings) -> dict[str, Counter
 class _Group:
     raw: str
     labels: Counter[str]
-    first_word: int
-    words: int
 
 
-def _group(spelled: dict[str, Counter[str]]) -> dict[int, _Group]:
-    """One entry per distinct word sequence: its first spelling and its labels."""
+def _group(spelled: dict[str, Counter[str]]) -> dict[str, _Group]:
+    """One entry per distinct word sequence (its automaton key): first spelling and labels."""
     raws = list(spelled)
-    hashes, lengths, first = surface_hashes(raws)
-    grouped: dict[int, _Group] = {}
-    for raw, key, size, head in zip(
-        raws, hashes.tolist(), lengths.tolist(), first.tolist(), strict=True
-    ):
-        if size:
-            grouped.setdefault(key, _Group(raw, Counter(), head, size)).labels.update(spelled[raw])
+    grouped: dict[str, _Group] = {}
+    for raw, key in zip(raws, surface_keys(raws), strict=True):
+        if has_words(key):
+            grouped.setdefault(key, _Group(raw, Counter())).labels.update(spelled[raw])
     return grouped
 
 
-def _surface_index(grouped: dict[int, _Group]) -> SurfaceIndex:
-    values = list(grouped.values())
-    return SurfaceIndex.from_hashes(
-        np.fromiter(grouped, dtype=np.uint64, count=len(values)),
-        np.array([g.words for g in values], dtype=np.int64),
-        np.array([g.first_word for g in values], dtype=np.uint64),
-    )
-
-
 def collect_surfaces(
-    real: Corpus,
-    settings: PiiEchoSettings,
-    extra: Iterable[ExtraSurface] = (),
-    real_stream: TokenStream | None = None,
+    real: Corpus, settings: PiiEchoSettings, extra: Iterable[ExtraSurface] = ()
 ) -> list[Surface]:
     """The surfaces to search, each with its most frequent label and whether it identifies."""
     grouped = _group(_gold_surfaces(real, settings))
-    stream = real_stream if real_stream is not None else word_stream(real.documents)
-    docs, found = _surface_index(grouped).match(stream)
+    docs, found = SurfaceMatcher.from_keys(list(grouped)).match(real.documents)
     width = max(len(grouped), 1)
     frequency = np.bincount(np.unique(docs * width + found) % width, minlength=len(grouped))
     limit = max(1, math.floor(settings.max_document_fraction * len(real.documents)))
@@ -148,9 +131,8 @@ def collect_surfaces(
     }
     items = [(EXTRA_LABEL, e) if isinstance(e, str) else e for e in extra]
     items = [e for e in items if len(e[1].strip()) >= settings.min_chars]
-    hashes, lengths, _ = surface_hashes([raw for _, raw in items])
-    for (label, raw), key, size in zip(items, hashes.tolist(), lengths.tolist(), strict=True):
-        if size:
+    for (label, raw), key in zip(items, surface_keys([raw for _, raw in items]), strict=True):
+        if has_words(key):
             known = surfaces.get(key)
             surfaces[key] = Surface(
                 normalise_surface(raw), raw, known.label if known else label, True
@@ -213,9 +195,7 @@ class PiiEchoResult:
 @register_measure("pii_echo")
 def measure_pii_echo(context: AuditContext) -> PiiEchoResult:
     settings = context.policy.pii_echo
-    surfaces = collect_surfaces(
-        context.real, settings, context.extra_pii_surfaces, context.stream("real")
-    )
-    index = SurfaceIndex.build([s.raw for s in surfaces])
-    docs, keys = index.match(context.stream("synthetic"))
+    surfaces = collect_surfaces(context.real, settings, context.extra_pii_surfaces)
+    matcher = SurfaceMatcher.build([s.raw for s in surfaces])
+    docs, keys = matcher.match(context.synthetic.documents)
     return PiiEchoResult(tuple(surfaces), docs, keys, len(context.synthetic.documents), settings)

@@ -6,6 +6,7 @@ times :func:`naive_max_rouge` (every real/synthetic pair) to show what the fast 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -81,21 +82,19 @@ def jaccard(a_text: str, b_text: str, shingle: int) -> float:
     return len(a & b) / len(a | b) if a | b else 0.0
 
 
-def aho_corasick_matches(surfaces: Sequence[str], texts: Sequence[str]) -> list[tuple[int, int]]:
-    """(text, surface) for every whole-word occurrence, by an Aho-Corasick automaton over
-    space-padded word sequences; a repeated word sequence reports its first surface."""
-    import ahocorasick  # test and benchmark dependency only
-
-    automaton = ahocorasick.Automaton()
+def surface_matches(surfaces: Sequence[str], texts: Sequence[str]) -> list[tuple[int, int]]:
+    """(text, surface) for every whole-word occurrence: one regular expression per surface
+    over each text's words joined by single spaces, matched at every start; a repeated word
+    sequence reports its first surface."""
+    spaced = [" ".join(words(text)) for text in texts]
+    seen: set[str] = set()
+    found: list[tuple[int, int]] = []
     for index, surface in enumerate(surfaces):
-        key = f" {' '.join(words(surface))} "
-        if key.strip() and key not in automaton:
-            automaton.add_word(key, index)
-    if len(automaton) == 0:
-        return []
-    automaton.make_automaton()
-    return [
-        (doc, index)
-        for doc, text in enumerate(texts)
-        for _, index in automaton.iter(f" {' '.join(words(text))} ")
-    ]
+        key = " ".join(words(surface))
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        pattern = re.compile(rf"(?<!\S)(?={re.escape(key)}(?!\S))")
+        for doc, text in enumerate(spaced):
+            found.extend((doc, index) for _ in pattern.finditer(text))
+    return found

@@ -29,10 +29,11 @@ METHOD = """\
 - **Duplicates**: exact (same words in the same order, ignoring case and punctuation) and near
   (Jaccard similarity >= {dup} of {shingle}-word shingles, MinHash/LSH then exact check).
 - **PII echo**: every gold PII string of the real corpus (at least {min_chars} characters)
-  searched in the synthetic corpus as whole words, ignoring case and punctuation. A string
-  found in the text of many real documents (a city, "un mes"), a single word (a first name),
-  a common phrase, a postal code or a date on its own is counted but not treated as
-  identifying; full names, addresses, e-mail addresses, ids and phone numbers are.
+  searched in the synthetic corpus as whole words with an Aho-Corasick automaton, ignoring
+  case and punctuation. A string found in the text of many real documents (a city, "un
+  mes"), a single word (a first name), a common phrase, a postal code or a date on its own
+  is counted but not treated as identifying; full names, addresses, e-mail addresses, ids
+  and phone numbers are.
 - **Canaries** (when planted): unique fake identifiers planted in the training copy; any that
   reappear show memorisation.
 

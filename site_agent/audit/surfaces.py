@@ -1,79 +1,98 @@
-"""Finding known strings (gold PII surfaces, canaries) in a corpus as whole-word sequences.
+"""Finding known strings (gold PII surfaces, canaries) in a corpus as whole-word sequences,
+with an Aho-Corasick automaton (pyahocorasick).
 
-A surface is its sequence of words (the audit's word unit: lower-cased letters, marks and
-digits), identified by the hash of that sequence, the same hash as the n-gram of those words
-in a document. Matching a corpus is then a lookup: keep the token positions whose word can
-start a surface, and for each surface length k look the k-gram starting there up in a hash
-table. Case, punctuation and spacing do not matter, a match always covers whole words, and
-the cost is a few passes over the token array, whatever the number of surfaces. The tests
-check the matches against a pyahocorasick automaton over the same word sequences.
+Every text is rewritten as its words (the audit's word unit: lower-cased runs of letters,
+marks and digits, see ``tokens.py``) joined by single spaces and padded with one space on
+each side: "ANA  Ruiz, de la 70." becomes " ana ruiz de la 70 ". The surfaces, rewritten the
+same way, are the keys of one automaton, which then reads every rewritten document once:
+" ana ruiz " can only match whole words, and case, punctuation and spacing do not matter.
+
+The rewriting is numpy over the UTF-8 bytes of a chunk of documents (the same byte rule as the
+word tokenizer), with the documents of a chunk separated by a newline, which no key contains.
+The automaton reads those bytes as Latin-1 text, one character per byte, so a match position
+is a byte offset and maps back to its document by a binary search. A match starts and ends at
+a space, which is ASCII, so it can never start or end inside a multi-byte character.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import ahocorasick
 import numpy as np
-import pandas as pd
 
-from site_agent.audit.grams import ngrams_at
-from site_agent.audit.tokens import TokenStream, text_stream
+from site_agent.audit.tokens import HasText, chunked, lower_keep_length, word_bytes
+
+_SPACE, _NEWLINE = 0x20, 0x0A
+_CHUNK_CHARS = 4_000_000
 
 
-def surface_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(word-sequence hash, number of words, first word's hash) of every text; 0 where the
-    text has no words."""
-    stream = text_stream(texts)
-    lengths = stream.lengths
-    hashes = np.zeros(len(texts), dtype=np.uint64)
-    first = np.zeros(len(texts), dtype=np.uint64)
-    has_words = lengths > 0
-    first[has_words] = stream.hashes[stream.doc_offsets[:-1][has_words]]
-    for k in np.unique(lengths[has_words]).tolist():
-        chosen = np.flatnonzero(lengths == k)
-        hashes[chosen] = ngrams_at(stream.hashes, stream.doc_offsets[chosen], k)
-    return hashes, lengths, first
+def spaced_words(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every text as " word word ... word " (UTF-8 bytes), joined by newlines; and the
+    offsets of those newlines (text ``i`` ends before newline ``i``)."""
+    encoded = [lower_keep_length(t).encode("utf-8", "surrogatepass") for t in texts]
+    data = np.frombuffer(b" " + b" \n ".join(encoded) + b" ", dtype=np.uint8)
+    separator = np.zeros(len(data), dtype=bool)
+    separator[np.cumsum([len(e) + 3 for e in encoded], dtype=np.int64)[:-1] - 1] = True
+    kept = word_bytes(data) | separator
+    gap = ~kept
+    first_of_gap = gap & ~np.concatenate([[False], gap[:-1]])
+    spaced = np.where(kept, data, np.uint8(_SPACE))[kept | first_of_gap]
+    return spaced, np.flatnonzero(spaced == _NEWLINE)
+
+
+def surface_keys(texts: Sequence[str]) -> list[str]:
+    """The automaton key of every text (" ana ruiz "); a text without words gives " "."""
+    if not texts:
+        return []
+    spaced, _ = spaced_words(texts)
+    return spaced.tobytes().decode("latin-1").split("\n")
+
+
+def has_words(key: str) -> bool:
+    return len(key) > 1
 
 
 @dataclass(frozen=True)
-class SurfaceIndex:
-    """Surfaces grouped by length in words, as hash tables from sequence hash to surface."""
+class SurfaceMatcher:
+    """An automaton over the keys of some surfaces; a match names the surface's position."""
 
-    first_words: pd.Index
-    by_length: dict[int, pd.Index]
-    surface_of: dict[int, np.ndarray]
-
-    @classmethod
-    def build(cls, texts: Sequence[str]) -> SurfaceIndex:
-        """Index ``texts``; a match reports the position of the text in ``texts``."""
-        return cls.from_hashes(*surface_hashes(texts))
+    automaton: Any
+    n_keys: int
 
     @classmethod
-    def from_hashes(
-        cls, hashes: np.ndarray, lengths: np.ndarray, first_words: np.ndarray
-    ) -> SurfaceIndex:
-        """Index surfaces already hashed by :func:`surface_hashes`."""
-        has_words = lengths > 0
-        first = first_words[has_words]
-        by_length, surface_of = {}, {}
-        for k in np.unique(lengths[has_words]).tolist():
-            chosen = np.flatnonzero(lengths == k)
-            unique, where = np.unique(hashes[chosen], return_index=True)
-            by_length[k], surface_of[k] = pd.Index(unique), chosen[where]
-        return cls(pd.Index(np.unique(first)), by_length, surface_of)
+    def build(cls, texts: Sequence[str]) -> SurfaceMatcher:
+        """Index ``texts``; a repeated word sequence reports its first text."""
+        return cls.from_keys(surface_keys(texts))
 
-    def match(self, stream: TokenStream) -> tuple[np.ndarray, np.ndarray]:
-        """(document, surface) for every occurrence of every surface in ``stream``."""
-        starts = np.flatnonzero(self.first_words.get_indexer(stream.hashes) >= 0)
-        owner = stream.doc_of_token[starts]
-        room = stream.doc_offsets[owner + 1] - starts
-        docs: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+    @classmethod
+    def from_keys(cls, keys: Sequence[str]) -> SurfaceMatcher:
+        """Index keys made by :func:`surface_keys` (keys without words are skipped)."""
+        automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)
+        for index, key in enumerate(keys):
+            if has_words(key) and key not in automaton:
+                automaton.add_word(key, index)
+        if len(automaton):
+            automaton.make_automaton()
+        return cls(automaton, len(automaton))
+
+    def match(
+        self, docs: Sequence[HasText], chunk_chars: int = _CHUNK_CHARS
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(document, surface) for every occurrence of every surface in ``docs``."""
+        found_docs: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
         found: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        for k, table in self.by_length.items():
-            fits = room >= k
-            where = table.get_indexer(ngrams_at(stream.hashes, starts[fits], k))
-            hit = where >= 0
-            docs.append(owner[fits][hit].astype(np.int64))
-            found.append(self.surface_of[k][where[hit]])
-        return np.concatenate(docs), np.concatenate(found)
+        first = 0
+        for chunk in chunked(docs, chunk_chars) if self.n_keys else ():
+            spaced, newlines = spaced_words([d.text for d in chunk])
+            text = spaced.tobytes().decode("latin-1")
+            hits = np.fromiter(
+                itertools.chain.from_iterable(self.automaton.iter(text)), dtype=np.int64
+            ).reshape(-1, 2)
+            found_docs.append(first + np.searchsorted(newlines, hits[:, 0]))
+            found.append(hits[:, 1])
+            first += len(chunk)
+        return np.concatenate(found_docs), np.concatenate(found)

@@ -132,7 +132,7 @@ def _word_codepoints(cps: np.ndarray) -> np.ndarray:
     return word
 
 
-def _word_bytes(data: np.ndarray) -> np.ndarray:
+def word_bytes(data: np.ndarray) -> np.ndarray:
     """True for every byte that belongs to a word character (UTF-8 input)."""
     flags = _ASCII_WORD[data]
     leads = np.flatnonzero(data >= 0xC0)
@@ -212,7 +212,7 @@ def _pii_bytes(
     return np.concatenate([[0], np.cumsum(covered, dtype=np.int64)])
 
 
-def _chunks(docs: Sequence[HasText], limit: int) -> Iterator[Sequence[HasText]]:
+def chunked(docs: Sequence[HasText], limit: int) -> Iterator[Sequence[HasText]]:
     begin, size = 0, 0
     for index, doc in enumerate(docs):
         size += len(doc.text) + 1
@@ -235,12 +235,12 @@ def word_stream(
     hashes: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     pii: list[np.ndarray] = []
-    for chunk in _chunks(docs, chunk_chars):
+    for chunk in chunked(docs, chunk_chars):
         lowered = [lower_keep_length(d.text) for d in chunk]
         encoded = [t.encode("utf-8", "surrogatepass") for t in lowered]
         data = np.frombuffer(b"\n".join(encoded), dtype=np.uint8)
         doc_starts = np.concatenate([[0], np.cumsum([len(e) + 1 for e in encoded])[:-1]])
-        edges = np.diff(_word_bytes(data).view(np.int8), prepend=np.int8(0), append=np.int8(0))
+        edges = np.diff(word_bytes(data).view(np.int8), prepend=np.int8(0), append=np.int8(0))
         starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
         hashes.append(_hash_words(data, starts, ends))
         owner = np.searchsorted(doc_starts, starts, side="right") - 1
