@@ -213,12 +213,18 @@ PROFILES: dict[str, dict[str, Any]] = {
             # few steps, so a higher rate than the paper's 1e-4 to learn anything at all
             "training": {"epochs": 3, "batch_size": 4, "learning_rate": 3e-4},
         },
-        "adapt": {"epochs": 1, "batch_size": 2, "max_steps": 6, "max_length": 96},
+        "adapt": {
+            "epochs": 2,
+            "batch_size": 2,
+            "max_steps": 30,
+            "learning_rate": 5e-4,
+            "max_length": 96,
+        },
         "generation": {
             "amount": None,
-            "samples_per_prompt": 2,
-            "max_new_tokens": 40,
-            "max_documents": 10,
+            "samples_per_prompt": 6,
+            "max_new_tokens": 60,
+            "max_documents": 42,
         },
     },
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Iterable
 
@@ -20,8 +21,19 @@ def register_commands(app: typer.Typer, package: str, modules: Iterable[str]) ->
         importlib.import_module(f"{package}.{module}").register(app)
 
 
+def quiet_libraries() -> None:
+    """Keep library chatter (weight-loading reports, hub progress bars) out of operators' logs.
+
+    Set before transformers is imported; an operator's own settings win.
+    """
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
 def run_app(app: typer.Typer) -> None:
     """Run a typer app; a ToolkitError ends the process with its own exit code and message."""
+    quiet_libraries()
     try:
         app(standalone_mode=False)
     except ToolkitError as exc:
