@@ -42,7 +42,9 @@ def test_defaults_follow_the_seed_papers() -> None:
 def test_demo_profile_is_small_but_toml_values_win() -> None:
     demo = build_site_config(MINIMAL, profile="demo")
     assert demo.adapt.max_steps is not None and demo.generation.max_documents is not None
-    assert demo.generation.amount is None and demo.generation.samples_per_prompt == 2
+    demo_generation = PROFILES["demo"]["generation"]
+    assert demo.generation.amount is None
+    assert demo.generation.samples_per_prompt == demo_generation["samples_per_prompt"]
     mine = build_site_config({**MINIMAL, "adapt": {"max_steps": 3}}, profile="demo")
     assert mine.adapt.max_steps == 3
     assert mine.adapt.batch_size == PROFILES["demo"]["adapt"]["batch_size"]
