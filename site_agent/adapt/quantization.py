@@ -46,8 +46,10 @@ def choose_quantization(
 ) -> LoadPlan:
     """The load plan for ``requested`` ("auto" | "nf4" | "none") on this machine.
 
-    ``auto`` picks NF4 only where it can run (CUDA and bitsandbytes) and falls back to plain
-    LoRA otherwise; an explicit ``nf4`` that cannot run is a ConfigError naming the fix.
+    ``auto`` picks NF4 only on CUDA with bitsandbytes and falls back to plain LoRA otherwise.
+    An explicit ``nf4`` also runs on CPU when bitsandbytes is installed (its CPU backend, since
+    0.46: slow, but the same QLoRA code path a GPU site runs); without bitsandbytes it is a
+    ConfigError naming the fix.
     """
     if requested not in ("auto", "nf4", "none"):
         raise ConfigError(
@@ -55,12 +57,13 @@ def choose_quantization(
         )
     if requested != "none" and cuda_available and bnb_importable:
         return LoadPlan("nf4", "cuda", "bfloat16", "CUDA and bitsandbytes present: QLoRA")
+    if requested == "nf4" and bnb_importable:
+        return LoadPlan("nf4", "cpu", "bfloat16", "nf4 requested: QLoRA on bitsandbytes' CPU")
     if requested == "nf4":
-        missing = "CUDA" if not cuda_available else "the bitsandbytes package"
         raise ConfigError(
-            f"quantization 'nf4' (QLoRA) needs {missing}, which this machine lacks; "
+            "quantization 'nf4' (QLoRA) needs the bitsandbytes package, which is not installed; "
             "fix: set quantization to 'auto' (falls back to plain LoRA) or 'none', or install "
-            "the GPU extra with `pip install 'deid-synth[gpu]'` on a CUDA machine"
+            "the GPU extra with `pip install 'deid-synth[gpu]'`"
         )
     device: Literal["cuda", "cpu"] = "cuda" if cuda_available else "cpu"
     dtype: Literal["bfloat16", "float32"] = "bfloat16" if bf16_supported else "float32"
@@ -99,7 +102,7 @@ def _nf4_kwargs(plan: LoadPlan) -> dict[str, Any]:
     return {
         "quantization_config": BitsAndBytesConfig(**nf4_config_kwargs()),
         "dtype": torch.bfloat16,
-        "device_map": {"": 0},
+        "device_map": {"": 0} if plan.device == "cuda" else "cpu",
     }
 
 

@@ -98,3 +98,15 @@ def test_checkpoint_from_other_settings_is_refused(base: Path, tmp_path: Path) -
     changed = FAST.model_copy(update={"learning_rate": 5e-3})
     with pytest.raises(ConfigError, match="other settings"):
         adapt_generator(TEXTS, base, changed, tmp_path)
+
+
+def test_qlora_path_runs_on_cpu_with_bitsandbytes(base: Path, tmp_path: Path) -> None:
+    """The 4-bit path a GPU site takes (NF4 base + LoRA), run on bitsandbytes' CPU backend."""
+    pytest.importorskip("bitsandbytes", reason="bitsandbytes is in the dev extra")
+    settings = FAST.model_copy(update={"quantization": "nf4", "max_steps": 2})
+    adapt_generator(TEXTS, base, settings, tmp_path)
+    record = json.loads((tmp_path / "adapt.json").read_text())
+    assert (record["quantization"], record["device"]) == ("nf4", "cpu")
+    assert record["steps"] == 2 and all(loss == loss for loss in record["losses"])  # no NaN
+    lora_b = [w for k, w in _weights(tmp_path).items() if "lora_B" in k]
+    assert lora_b and any(w.abs().sum() > 0 for w in lora_b)
