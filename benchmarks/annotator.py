@@ -40,6 +40,7 @@ DEFAULT_DATA = next(
 COLUMNS = (
     ("backbone", "{}"),
     ("best_epoch", "{}"),
+    ("dev_word_tag_f1", "{:.3f}"),
     ("dev_token_f1", "{:.3f}"),
     ("test_token_f1", "{:.3f}"),
     ("exact_f1", "{:.3f}"),
@@ -100,7 +101,10 @@ def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[st
     return {
         "backbone": backbone,
         "best_epoch": record.best_epoch,
-        "dev_token_f1": best.f1 if best else float("nan"),
+        # per-word tag F1 (what the loop logs) and seqeval's F1 over tokens, which is what
+        # test_token_f1 reports (shared.metrics): only the latter two are comparable
+        "dev_word_tag_f1": best.f1 if best else float("nan"),
+        "dev_token_f1": best.entity_f1 if best else float("nan"),
         **_test_scores(test, predicted),
         "s_per_epoch": record.timings["train_seconds"] / len(record.epochs),
         "annotate_s": annotate_seconds,
