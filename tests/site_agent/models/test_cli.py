@@ -8,24 +8,14 @@ import pytest
 from typer.testing import CliRunner
 
 from site_agent.cli import app
-from site_agent.models import ModelSpec, register_model
 from site_agent.models.fetch import fetch_model
-from tests.site_agent.models.conftest import copy_from
+from tests.site_agent.models.conftest import copy_from, register_tiny_llama
 
 runner = CliRunner()
 
 
 def test_list_shows_every_registered_model_and_install_state(tiny_wheelhouse: Path) -> None:
-    register_model(
-        ModelSpec(
-            "tiny-llama",
-            "generator",
-            ("tiny-pkg==0.0.1",),
-            "copy-folder",
-            "Apache-2.0",
-            convert_options={"subpath": "tiny_pkg/model"},
-        )
-    )
+    register_tiny_llama()
     fetch_model("tiny-llama", downloader=copy_from(tiny_wheelhouse))
     result = runner.invoke(app, ["models", "list"], env={"COLUMNS": "250"})
     assert result.exit_code == 0, result.output
@@ -36,16 +26,7 @@ def test_list_shows_every_registered_model_and_install_state(tiny_wheelhouse: Pa
 
 
 def test_verify_passes_then_fails_after_tampering(tiny_wheelhouse: Path) -> None:
-    register_model(
-        ModelSpec(
-            "tiny-llama",
-            "generator",
-            ("tiny-pkg==0.0.1",),
-            "copy-folder",
-            "Apache-2.0",
-            convert_options={"subpath": "tiny_pkg/model"},
-        )
-    )
+    register_tiny_llama()
     fetch_model("tiny-llama", downloader=copy_from(tiny_wheelhouse))
     assert runner.invoke(app, ["models", "verify", "tiny-llama"]).exit_code == 0
     from site_agent.models import model_dir

