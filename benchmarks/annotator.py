@@ -86,6 +86,9 @@ def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[st
     settings = AnnotatorSettings(
         epochs=args.epochs,
         batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        warmup_ratio=args.warmup_ratio,
+        freeze_embeddings=False if args.train_embeddings else None,
         grad_accumulation=args.grad_accumulation,
         group_by_length=not args.no_group_by_length,
         num_threads=args.num_threads,
@@ -130,6 +133,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--max-docs", type=int, default=None, help="first N docs of each split")
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--learning-rate", type=float, default=AnnotatorSettings().learning_rate)
+    parser.add_argument("--warmup-ratio", type=float, default=AnnotatorSettings().warmup_ratio)
+    parser.add_argument("--train-embeddings", action="store_true",
+                        help="fine-tune the input embeddings even when they dominate")  # fmt: skip
     parser.add_argument("--grad-accumulation", type=int, default=None, help="default: per device")
     parser.add_argument("--eval-batch-size", type=int, default=32)
     parser.add_argument("--num-threads", type=int, default=None)

@@ -64,10 +64,21 @@ def _load_model(backbone: Path | str, tags: list[str]) -> Any:
     )
 
 
+def _freeze(model: Any, settings: AnnotatorSettings) -> Any:
+    """Fix the input embedding matrix when the settings ask for it (see AnnotatorSettings)."""
+    weight = model.get_input_embeddings().weight
+    freeze = settings.freeze_embeddings
+    if freeze is None:
+        freeze = 2 * weight.numel() >= sum(p.numel() for p in model.parameters())
+    weight.requires_grad_(not freeze)
+    return model
+
+
 def _optimiser(model: Any, settings: AnnotatorSettings, steps: int) -> tuple[Any, Any]:
     """AdamW (no decay on biases and norms) with linear warm-up then linear decay to zero."""
-    decay = [p for n, p in model.named_parameters() if p.ndim > 1]
-    flat = [p for n, p in model.named_parameters() if p.ndim <= 1]
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in trainable if p.ndim > 1]
+    flat = [p for p in trainable if p.ndim <= 1]
     groups = [
         {"params": decay, "weight_decay": settings.weight_decay},
         {"params": flat, "weight_decay": 0.0},
@@ -123,7 +134,7 @@ def train_annotator(
     restarts = 0
     while True:  # seed 000, App. A: a run stalled on predicting only "O" is started again
         torch.manual_seed(settings.seed + restarts)
-        model = _load_model(backbone, tags).to(device)
+        model = _freeze(_load_model(backbone, tags), settings).to(device)
         run = settings.model_copy(update={"seed": settings.seed + restarts})
         epochs, best_epoch = _fit(model, train_chunks, val, tags, run, pad, progress)
         if not stalled(epochs, best_epoch) or restarts >= settings.stall_restarts:
@@ -144,6 +155,7 @@ def train_annotator(
         grad_accumulation=settings.accumulation_for(device.type == "cuda"),
         num_threads=torch.get_num_threads(),
         restarts=restarts,
+        embeddings_frozen=not model.get_input_embeddings().weight.requires_grad,
         timings={
             "encode_seconds": encoded_at - started,
             "train_seconds": sum(e.train_seconds for e in epochs),

@@ -157,3 +157,43 @@ def test_a_stalled_run_is_restarted_with_the_next_seed(
     result = train_module.train_annotator(small, None, encoder_dir, settings, tmp_path / "m")
     assert result.record.restarts == expected
     assert seeds == [FAST.seed + i for i in range(expected + 1)]
+
+
+@pytest.mark.parametrize(
+    ("vocab", "setting", "frozen"),
+    [(20000, None, True), (400, None, False), (400, True, True), (20000, False, False)],
+)
+def test_embeddings_freeze_when_they_dominate_or_when_asked(
+    vocab: int, setting: bool | None, frozen: bool
+) -> None:
+    from transformers import BertConfig, BertForTokenClassification
+
+    from protocol.annotator import AnnotatorSettings
+    from site_agent.annotate.train import _freeze
+
+    config = BertConfig(
+        vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=128, num_labels=3,
+    )  # fmt: skip
+    model = _freeze(BertForTokenClassification(config), AnnotatorSettings(freeze_embeddings=setting))
+    assert model.get_input_embeddings().weight.requires_grad is not frozen
+    assert all(p.requires_grad for n, p in model.named_parameters() if "word_embeddings" not in n)
+
+
+def test_frozen_embeddings_stay_as_pre_trained(
+    pattern_corpora: tuple[Corpus, Corpus], encoder_dir: Path, tmp_path: Path
+) -> None:
+    from safetensors.torch import load_file
+
+    from site_agent.annotate import train_annotator
+
+    train, val = pattern_corpora
+    settings = FAST.model_copy(update={"epochs": 1, "freeze_embeddings": True})
+    result = train_annotator(train, val, encoder_dir, settings, tmp_path / "frozen")
+    assert result.record.embeddings_frozen
+    before = load_file(encoder_dir / "model.safetensors")
+    after = load_file(result.model_dir / "model.safetensors")
+    key = next(k for k in before if k.endswith("word_embeddings.weight"))
+    assert (after["bert." + key.removeprefix("bert.")] == before[key]).all()
+    layer = next(k for k in before if k.endswith("layer.0.attention.self.query.weight"))
+    assert not (after["bert." + layer.removeprefix("bert.")] == before[layer]).all()
