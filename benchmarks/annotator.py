@@ -43,6 +43,7 @@ COLUMNS = (
     ("dev_word_tag_f1", "{:.3f}"),
     ("dev_token_f1", "{:.3f}"),
     ("test_token_f1", "{:.3f}"),
+    ("test_word_f1", "{:.3f}"),
     ("exact_f1", "{:.3f}"),
     ("overlap_f1", "{:.3f}"),
     ("doc_leakage", "{:.3f}"),
@@ -61,12 +62,22 @@ def _load(data: Path, split: str, max_docs: int | None) -> Corpus:
 
 
 def _test_scores(gold: Corpus, pred: Corpus) -> dict[str, float]:
-    """Token F1 (seqeval), exact/overlap span F1 and document leakage from shared.metrics."""
+    """Token F1 (seqeval), exact/overlap span F1 and document leakage from shared.metrics.
+
+    ``test_word_f1`` is the per-token classification F1 on the same tokens (a token counts as
+    right when its entity label matches, ``O`` excluded, B/I ignored): the other common reading
+    of "token-level F1", shown so that both can be compared with published numbers.
+    """
     from shared.metrics import evaluate
+    from shared.metrics.pairing import pair_documents
+    from shared.metrics.tokens import document_tags
+    from site_agent.annotate.scoring import token_scores
 
     report = evaluate(gold, pred)
+    tagged = [document_tags(pair) for pair in pair_documents(gold, pred)]
     return {
         "test_token_f1": report.token.micro.f1,
+        "test_word_f1": token_scores([g for g, _ in tagged], [p for _, p in tagged])[2],
         "exact_f1": report.exact.micro.f1,
         "overlap_f1": report.overlap.micro.f1,
         "doc_leakage": report.leakage.leakage_rate,

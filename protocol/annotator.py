@@ -8,7 +8,7 @@ settings and their digest, label set, per-epoch metrics and timings, and provena
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -37,7 +37,10 @@ class AnnotatorSettings(ProtocolModel):
     (about 30% of a CPU training step, and about 1 GB of optimiser state) and keeps the rows of
     sub-words unseen in training as pre-trained. None freezes it when it holds at least half of
     the model's parameters (pre-trained vocabularies; never a small randomly initialised test
-    model, which needs to learn its embeddings).
+    model, which needs to learn its embeddings). ``decoding`` turns per-word tag scores into
+    tags, in validation and in machine annotation alike: ``viterbi`` takes the most probable
+    well-formed IOB2 sequence, ``argmax`` each word's best tag on its own
+    (``site_agent.annotate.decoding``).
     """
 
     epochs: int = Field(6, ge=1)
@@ -55,6 +58,7 @@ class AnnotatorSettings(ProtocolModel):
     eval_batch_size: int = Field(32, ge=1)
     stall_restarts: int = Field(1, ge=0)
     freeze_embeddings: bool | None = None
+    decoding: Literal["viterbi", "argmax"] = "viterbi"
 
     @model_validator(mode="after")
     def _batch_divides(self) -> AnnotatorSettings:

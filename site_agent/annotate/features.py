@@ -21,6 +21,7 @@ from shared.ner_tokens import (
     decode_token_predictions,
     encode_token_labels,
     split_words,
+    token_words,
     unchunk_spans,
 )
 
@@ -43,6 +44,17 @@ class EncodedChunk:
 
     def __len__(self) -> int:
         return len(self.input_ids)
+
+    def word_starts(self) -> list[int]:
+        """Token positions whose predicted tag decoding reads: the first token of each word."""
+        owners = token_words(self.offsets, split_words(self.chunk.text), self.special)
+        seen: set[int] = set()
+        starts = []
+        for position, word in enumerate(owners):
+            if word is not None and word not in seen:
+                seen.add(word)
+                starts.append(position)
+        return starts
 
     @property
     def has_words(self) -> bool:

@@ -74,6 +74,7 @@ def machine_annotate(
     bf16 = resolve_bf16(settings.bf16, next(model.parameters()).device)
     predicted = predict(
         model, wordy, batch_size=batch_size, pad_id=pad, bf16=bf16,
+        decoder=settings.decoding, tags=[id2label[i] for i in range(len(id2label))],
         stage="machine annotation", progress=progress,
     )  # fmt: skip
     return Corpus(

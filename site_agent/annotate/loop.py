@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from site_agent.annotate.decoding import DECODERS
 from site_agent.annotate.features import EncodedChunk, collate, length_grouped_batches
 
 Progress = Callable[[str, int, int], None]
@@ -87,10 +88,18 @@ def predict(
     batch_size: int,
     pad_id: int,
     bf16: bool = False,
+    decoder: str = "argmax",
+    tags: Sequence[str] = (),
     stage: str = "predict",
     progress: Progress | None = None,
 ) -> list[list[int]]:
-    """Arg-max label id for every token of every chunk (batches sorted by length)."""
+    """Predicted label id for every token of every chunk (batches sorted by length).
+
+    Every token gets its arg-max label; the tokens that decoding reads (each word's first
+    token) then get the tags of ``decoder`` (``site_agent.annotate.decoding``), which sees the
+    log probabilities of those tokens; ``tags`` names the label ids (needed by ``viterbi``).
+    """
+    decode = DECODERS[decoder]
     device = next(model.parameters()).device
     model.eval()
     out: list[list[int]] = [[] for _ in chunks]
@@ -101,8 +110,12 @@ def predict(
         with autocast(device, bf16):
             logits = model(**{k: v.to(device) for k, v in inputs.items()}).logits
         best = logits.argmax(dim=-1).cpu().tolist()
+        log_probs = torch.log_softmax(logits.float(), dim=-1).cpu().numpy()
         for row, i in enumerate(batch):
             out[i] = best[row][: len(chunks[i])]
+            starts = chunks[i].word_starts()
+            for position, tag in zip(starts, decode(log_probs[row, starts], tags), strict=True):
+                out[i][position] = tag
         if progress is not None:
             progress(stage, done, len(batches))
     return out

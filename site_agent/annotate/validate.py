@@ -45,7 +45,10 @@ def validation_metrics(
     """Token, entity and span scores of ``model`` on ``data``."""
     bf16 = resolve_bf16(settings.bf16, next(model.parameters()).device)
     chunks = data.chunks
-    predicted = predict(model, chunks, batch_size=settings.eval_batch_size, pad_id=pad, bf16=bf16)
+    predicted = predict(
+        model, chunks, batch_size=settings.eval_batch_size, pad_id=pad, bf16=bf16,
+        decoder=settings.decoding, tags=tags,
+    )  # fmt: skip
     gold_seqs, pred_seqs = [], []
     for chunk, pred in zip(chunks, predicted, strict=True):
         labels = chunk.labels or []

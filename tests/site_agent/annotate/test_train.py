@@ -175,7 +175,8 @@ def test_embeddings_freeze_when_they_dominate_or_when_asked(
         vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
         intermediate_size=64, max_position_embeddings=128, num_labels=3,
     )  # fmt: skip
-    model = _freeze(BertForTokenClassification(config), AnnotatorSettings(freeze_embeddings=setting))
+    settings = AnnotatorSettings(freeze_embeddings=setting)
+    model = _freeze(BertForTokenClassification(config), settings)
     assert model.get_input_embeddings().weight.requires_grad is not frozen
     assert all(p.requires_grad for n, p in model.named_parameters() if "word_embeddings" not in n)
 
