@@ -72,8 +72,8 @@ def test_settings_name_the_offending_fields() -> None:
 
 @pytest.mark.parametrize(
     ("batch", "accumulation", "cuda", "expected"),
-    [(16, None, False, 4), (16, None, True, 1), (6, None, False, 2), (3, None, False, 1),
-     (16, 8, False, 8), (16, 2, True, 2)],
+    [(16, None, False, 4), (8, None, False, 2), (16, None, True, 1), (6, None, False, 2),
+     (3, None, False, 1), (5, None, False, 1), (16, 8, False, 8), (16, 2, True, 2)],
 )  # fmt: skip
 def test_accumulation_is_chosen_per_device(
     batch: int, accumulation: int | None, cuda: bool, expected: int
