@@ -20,28 +20,28 @@ class AnnotatorSettings(ProtocolModel):
     """How to fine-tune an encoder for NER; defaults follow seed 000.
 
     ``batch_size`` is the *effective* batch (16 in the paper); each optimiser step accumulates
-    ``grad_accumulation`` micro-batches of ``batch_size // grad_accumulation`` chunks, which keeps
-    the paper's batch while bounding memory. None picks it per device: micro-batches of 4 on
-    CPU (about 1 GB less peak memory than 16 for MiniLM on MEDDOCAN, and no slower; 2 were
+    ``grad_accumulation`` micro-batches of ``batch_size // grad_accumulation`` chunks, which
+    keeps the paper's batch while bounding memory. None picks it per device: micro-batches of 4
+    on CPU (about 1 GB less peak memory than 16 for MiniLM on MEDDOCAN, and no slower; 2 were
     about 20% slower for e5-small), else 3 or 2 where 4 does not divide the batch, else the
-    whole batch; the whole batch at once on CUDA. ``num_threads`` sets ``torch.set_num_threads``; None uses the cores that
-    are not already busy (CPUs available minus the 1-minute load average, at least 1), because
-    on a shared 2-core machine an oversubscribed second thread made training 2-6x slower.
-    ``bf16`` runs forward/backward under bfloat16 autocast (weights stay fp32); None turns it on
-    where the hardware computes bf16 natively (CUDA with bf16, CPUs with AVX512-BF16 or AMX),
-    where it roughly halved CPU training time in our measurements. ``stall_restarts``: how
-    many times a run whose best validation epoch finds no entity at all (stuck on "O", as seed
-    000 Appendix A reports) is started again with the next seed. ``freeze_embeddings`` keeps
-    the input (sub-word) embedding matrix fixed. For a multilingual encoder it holds most of
-    the weights (96M of 118M in e5-small: 250k rows, of which a corpus touches a few
-    thousand), so freezing it removes the dense gradient and AdamW update of that matrix
-    (about 30% of a CPU training step, and about 1 GB of optimiser state) and keeps the rows of
-    sub-words unseen in training as pre-trained. None freezes it when it holds at least half of
-    the model's parameters (pre-trained vocabularies; never a small randomly initialised test
-    model, which needs to learn its embeddings). ``decoding`` turns per-word tag scores into
-    tags, in validation and in machine annotation alike: ``viterbi`` takes the most probable
-    well-formed IOB2 sequence, ``argmax`` each word's best tag on its own
-    (``site_agent.annotate.decoding``).
+    whole batch; the whole batch at once on CUDA. ``num_threads`` sets
+    ``torch.set_num_threads``; None uses the cores that are not already busy (CPUs available
+    minus the 1-minute load average, at least 1), because on a shared 2-core machine an
+    oversubscribed second thread made training 2-6x slower. ``bf16`` runs forward/backward under
+    bfloat16 autocast (weights stay fp32); None turns it on where the hardware computes bf16
+    natively (CUDA with bf16, CPUs with AVX512-BF16 or AMX), where it roughly halved CPU
+    training time in our measurements. ``stall_restarts``: how many times a run whose best
+    validation epoch finds no entity at all (stuck on "O", as seed 000 Appendix A reports) is
+    started again with the next seed. ``freeze_embeddings`` keeps the input (sub-word) embedding
+    matrix fixed. For a multilingual encoder it holds most of the weights (96M of 118M in
+    e5-small: 250k rows, of which a corpus touches a few thousand), so freezing it removes the
+    dense gradient and AdamW update of that matrix (about 30% of a CPU training step, and about
+    1 GB of optimiser state) and keeps the rows of sub-words unseen in training as pre-trained.
+    None freezes it when it holds at least half of the model's parameters (pre-trained
+    vocabularies; never a small randomly initialised test model, which needs to learn its
+    embeddings). ``decoding`` turns per-word tag scores into tags, in validation and in machine
+    annotation alike: ``viterbi`` takes the most probable well-formed IOB2 sequence, ``argmax``
+    each word's best tag on its own (``site_agent.annotate.decoding``).
     """
 
     epochs: int = Field(6, ge=1)
