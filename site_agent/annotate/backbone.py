@@ -42,8 +42,13 @@ def resolve_backbone(name_or_path: str | Path) -> Path | str:
     return str(name_or_path)
 
 
-def load_fast_tokenizer(backbone: Path | str) -> Any:
-    """The backbone's *fast* tokenizer (offset mappings are needed for exact spans)."""
+def load_fast_tokenizer(backbone: Path | str, align: bool = True) -> Any:
+    """The backbone's *fast* tokenizer (offset mappings are needed for exact spans).
+
+    ``align`` applies ``align_to_words`` (for fine-tuning). A trained annotator's folder is
+    loaded with ``align=False``: its saved tokenizer already is what the model was trained with
+    (aligned for every model trained since this step existed), and must stay exactly so.
+    """
     from transformers import AutoTokenizer
 
     try:
@@ -58,7 +63,7 @@ def load_fast_tokenizer(backbone: Path | str) -> Any:
             f"the tokenizer of {backbone!s} is a slow (Python) tokenizer; the annotator needs a "
             "fast tokenizer for character offsets; fix: save the model with its tokenizer.json"
         )
-    return align_to_words(tokenizer)
+    return align_to_words(tokenizer) if align else tokenizer
 
 
 METASPACE = "\u2581"

@@ -63,7 +63,7 @@ def machine_annotate(
     record = load_record(model_dir)
     settings = record.settings if record else AnnotatorSettings()
     torch.set_num_threads(settings.num_threads or idle_cores())
-    tokenizer = load_fast_tokenizer(model_dir)
+    tokenizer = load_fast_tokenizer(model_dir, align=False)
     model = _load_model(model_dir)
     if torch.cuda.is_available():
         model = model.to("cuda")

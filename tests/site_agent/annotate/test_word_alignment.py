@@ -101,3 +101,12 @@ def test_wordpiece_and_byte_level_tokenizers_are_left_alone(kind: str) -> None:
     tokenizer = tiny_tokenizer([TEXT], kind=kind)
     before = tokenizer.backend_tokenizer.to_str()
     assert align_to_words(tokenizer).backend_tokenizer.to_str() == before
+
+
+def test_trained_annotators_load_their_tokenizer_as_saved(tmp_path: Path) -> None:
+    raw = metaspace_tokenizer()
+    raw.save_pretrained(tmp_path)
+    (tmp_path / "config.json").write_text("{}", "utf-8")
+    as_saved = load_fast_tokenizer(tmp_path, align=False)
+    assert as_saved.backend_tokenizer.to_str() == raw.backend_tokenizer.to_str()
+    assert crossing_tokens(load_fast_tokenizer(tmp_path), TEXT) == []
