@@ -154,15 +154,23 @@ def encode_token_labels(
     """Label ids per token: the word's tag on its first sub-token, ``IGNORE`` elsewhere."""
     words = split_words(text)
     tags = word_tags(words, spans)
-    labels: list[int] = []
-    seen = -1
-    for word in token_words(offsets, words, special):
-        if word is None or word <= seen:
-            labels.append(IGNORE)
-            continue
-        seen = word
-        labels.append(label2id[tags[word]])
+    labels = [IGNORE] * len(offsets)
+    for position, word in word_start_tokens(offsets, words, special):
+        labels[position] = label2id[tags[word]]
     return labels
+
+
+def word_start_tokens(
+    offsets: Sequence[tuple[int, int]],
+    words: Sequence[tuple[int, int]],
+    special: Sequence[int] | None = None,
+) -> list[tuple[int, int]]:
+    """``(token position, word index)`` of each word's first token: the tokens that carry tags."""
+    starts: list[tuple[int, int]] = []
+    for position, word in enumerate(token_words(offsets, words, special)):
+        if word is not None and (not starts or word > starts[-1][1]):
+            starts.append((position, word))
+    return starts
 
 
 def decode_token_predictions(

@@ -21,8 +21,8 @@ from shared.ner_tokens import (
     decode_token_predictions,
     encode_token_labels,
     split_words,
-    token_words,
     unchunk_spans,
+    word_start_tokens,
 )
 
 if TYPE_CHECKING:
@@ -47,14 +47,8 @@ class EncodedChunk:
 
     def word_starts(self) -> list[int]:
         """Token positions whose predicted tag decoding reads: the first token of each word."""
-        owners = token_words(self.offsets, split_words(self.chunk.text), self.special)
-        seen: set[int] = set()
-        starts = []
-        for position, word in enumerate(owners):
-            if word is not None and word not in seen:
-                seen.add(word)
-                starts.append(position)
-        return starts
+        words = split_words(self.chunk.text)
+        return [p for p, _ in word_start_tokens(self.offsets, words, self.special)]
 
     @property
     def has_words(self) -> bool:

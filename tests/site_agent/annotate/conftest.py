@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,3 +80,18 @@ def trained(
     train, validation = pattern_corpora
     out = tmp_path_factory.mktemp("ann") / "annotator"
     return train_annotator(train, validation, encoder_dir, FAST, out)
+
+
+def gold_round_trip(tokenizer: Any, corpus: Corpus) -> Corpus:
+    """Gold spans -> token labels -> decoded spans, with the gold labels taken as predictions.
+
+    The oracle for tokenisation and decoding: whatever this loses, no model can win back.
+    """
+    from shared.ner_tokens import IGNORE, iob2_labels
+    from site_agent.annotate.features import encode_corpus, predicted_documents
+
+    tags = iob2_labels(corpus.labels)
+    chunks = encode_corpus(corpus, tokenizer, 128, 512, {t: i for i, t in enumerate(tags)})
+    predictions = [[0 if lab == IGNORE else lab for lab in c.labels or []] for c in chunks]
+    documents = predicted_documents(corpus, chunks, predictions, dict(enumerate(tags)))
+    return Corpus(documents=documents, labels=corpus.labels)

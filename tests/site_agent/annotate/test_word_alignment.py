@@ -15,10 +15,10 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
 from protocol import Corpus, Document, Span
-from shared.ner_tokens import IGNORE, iob2_labels, split_words
+from shared.ner_tokens import split_words
 from site_agent.annotate.backbone import WORD_SPLIT, align_to_words, load_fast_tokenizer
-from site_agent.annotate.features import encode_corpus, predicted_documents
 from site_agent.models.tiny import tiny_tokenizer
+from tests.site_agent.annotate.conftest import gold_round_trip
 
 TEXT = "Ingresa el 12/03/2001, CP:41001. Dra. Ana Ruiz, Sevilla."
 SPANS = (
@@ -59,12 +59,7 @@ def crossing_tokens(tokenizer: PreTrainedTokenizerFast, text: str) -> list[str]:
 
 
 def round_trip(tokenizer: PreTrainedTokenizerFast, corpus: Corpus) -> list[list[Span]]:
-    """Gold spans -> token labels -> decoded spans, with the gold labels as predictions."""
-    tags = iob2_labels(corpus.labels)
-    chunks = encode_corpus(corpus, tokenizer, 128, 512, {t: i for i, t in enumerate(tags)})
-    predictions = [[0 if lab == IGNORE else lab for lab in c.labels or []] for c in chunks]
-    documents = predicted_documents(corpus, chunks, predictions, dict(enumerate(tags)))
-    return [list(d.spans) for d in documents]
+    return [list(d.spans) for d in gold_round_trip(tokenizer, corpus).documents]
 
 
 def test_metaspace_pieces_straddle_words_and_lose_spans_without_alignment() -> None:

@@ -307,16 +307,10 @@ def test_registry_fetch_gives_the_same_checkpoint(
 
 def _exact_round_trip_f1(tokenizer: Any, corpus: Any) -> float:
     """Exact-span F1 of gold labels decoded back as predictions (the decoding ceiling)."""
-    from protocol import Corpus
     from shared.metrics import evaluate
-    from shared.ner_tokens import IGNORE, iob2_labels
-    from site_agent.annotate.features import encode_corpus, predicted_documents
+    from tests.site_agent.annotate.conftest import gold_round_trip
 
-    tags = iob2_labels(corpus.labels)
-    chunks = encode_corpus(corpus, tokenizer, 128, 512, {t: i for i, t in enumerate(tags)})
-    predictions = [[0 if lab == IGNORE else lab for lab in c.labels] for c in chunks]
-    documents = predicted_documents(corpus, chunks, predictions, dict(enumerate(tags)))
-    return evaluate(corpus, Corpus(documents=documents, labels=corpus.labels)).exact.micro.f1
+    return evaluate(corpus, gold_round_trip(tokenizer, corpus)).exact.micro.f1
 
 
 @pytest.mark.slow
