@@ -17,7 +17,8 @@ SMALL = BootstrapSettings(n_resamples=50, seed=1)
 @given(corpus_pairs())
 def test_gold_as_prediction_scores_perfectly(pairs: tuple[Corpus, Corpus]) -> None:
     gold, _ = pairs
-    assume(any(d.spans for d in gold.documents))
+    # token scores skip whitespace-only spans (shared.metrics.tokens); one real span is needed
+    assume(any(d.text[s.start : s.end].strip() for d in gold.documents for s in d.spans))
     report = evaluate(gold, gold, bootstrap=SMALL, language="spanish")
     for scores in (report.token, report.exact, report.overlap):
         assert (scores.micro.precision, scores.micro.recall, scores.micro.f1) == (1.0, 1.0, 1.0)
