@@ -18,7 +18,9 @@ from coordinator.verify import VerifiedBundle
 from protocol import Corpus, Document, LabelMapping
 from protocol.annotator import AnnotatorSettings
 from protocol.rounds import Estimate, ModelMetrics, TrainedModel
-from shared.atomic import atomic_directory, atomic_write_bytes
+from shared.atomic import atomic_directory
+from shared.bundle_verify import ENCODER_PREFIX
+from shared.contained import contained_path, write_contained
 from shared.provenance import make_provenance
 
 
@@ -91,9 +93,6 @@ def init_token_classifier(
     return out_dir
 
 
-ENCODER_PREFIX = "encoder/"  # where the pipeline's export puts the synthetic encoder
-
-
 @dataclass(frozen=True)
 class BuiltModel:
     """A trained model folder and what the report says about it."""
@@ -159,13 +158,13 @@ def exported_encoders(bundles: dict[str, VerifiedBundle], out_root: Path) -> lis
         weights = {n: w for n, w in bundle.weights.items() if n.startswith(ENCODER_PREFIX)}
         if not weights or not any(n.endswith("/config.json") for n in bundle.files):
             continue
-        model_dir = out_root / f"export-{site}"
+        model_dir = contained_path(out_root, f"export-{site}")
         for name, data in bundle.files.items():
             if name.startswith(ENCODER_PREFIX):
-                atomic_write_bytes(model_dir / name.removeprefix(ENCODER_PREFIX), data)
+                write_contained(model_dir, name.removeprefix(ENCODER_PREFIX), data)
         for name, (record, header) in weights.items():
-            target = model_dir / name.removeprefix(ENCODER_PREFIX)
-            atomic_write_bytes(target, record_to_safetensors_bytes(record, header))
+            data = record_to_safetensors_bytes(record, header)
+            write_contained(model_dir, name.removeprefix(ENCODER_PREFIX), data)
         info = TrainedModel(
             name=f"export:{site}",
             kind="export",
@@ -185,7 +184,9 @@ def train_site_and_pooled(
     """One model per site corpus plus one on their union (all corpora already harmonised)."""
     built = []
     for site, corpus in sorted(corpora.items()):
-        model_dir = train_annotator(corpus, None, base_model, settings, out_root / f"site-{site}")
+        model_dir = train_annotator(
+            corpus, None, base_model, settings, contained_path(out_root, f"site-{site}")
+        )
         info = TrainedModel(
             name=f"site:{site}", kind="site", trained_on=(site,), n_training_documents=len(corpus)
         )

@@ -7,18 +7,16 @@ signed export bundle whose synthetic corpus comes from a different random stream
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
 from protocol import Corpus, Document, LabelMapping, Span
 from protocol.audit import AuditReport, RuleResult
-from protocol.export import ArtifactEntry, AuditRecord, ExportManifest
-from shared.atomic import atomic_write_bytes, atomic_write_text
+from shared.atomic import atomic_write_text
 from shared.corpus_io.jsonl import write_jsonl
 from shared.provenance import config_digest, sha256_file, tool_version
-from shared.signing import generate_signing_key, load_private_key, sign
+from shared.signing import generate_signing_key
 
 FIRST = ("Ana", "Luis", "Marta", "Jorge", "Lucia", "Pablo", "Elena", "Diego", "Sara", "Hugo")
 LAST = ("Garcia", "Lopez", "Navarro", "Ruiz", "Moreno", "Castro", "Ortega", "Vidal")
@@ -90,51 +88,6 @@ def demo_corpus(site_id: str, n: int, seed: int, prefix: str) -> Corpus:
     rng = random.Random(f"{site_id}/{seed}/{prefix}")
     style = style_of(site_id)
     return Corpus(documents=tuple(_note(rng, style, f"{prefix}-{i}") for i in range(n)))
-
-
-def write_bundle(
-    bundle_dir: Path,
-    site_id: str,
-    corpus: Corpus,
-    signing_key: Path,
-    *,
-    audit_passed: bool = True,
-    key_id: str = "",
-) -> Path:
-    """A signed export bundle: synthetic corpus, audit report, manifest and its signature."""
-    bundle_dir.mkdir(parents=True, exist_ok=True)
-    corpus_path = bundle_dir / "synthetic.jsonl"
-    write_jsonl(corpus, corpus_path)
-    corpus_sha = sha256_file(corpus_path)
-    failed = () if audit_passed else ("ngram_recall",)
-    audit = {"passed": audit_passed, "audited_corpus_sha256": corpus_sha, "rules_failed": failed}
-    atomic_write_text(bundle_dir / "audit.json", json.dumps(audit))
-    artifacts = tuple(
-        ArtifactEntry(name=p.name, kind=kind, sha256=sha256_file(p), size_bytes=p.stat().st_size)
-        for p, kind in (
-            (corpus_path, "synthetic_corpus"),
-            (bundle_dir / "audit.json", "audit_report"),
-        )
-    )
-    manifest = ExportManifest(
-        site_id=site_id,
-        tool_version=tool_version(),
-        config_digest=config_digest({"demo": site_id}),
-        labels=corpus.labels,
-        n_documents=len(corpus),
-        artifacts=artifacts,
-        audit=AuditRecord(
-            report_sha256=artifacts[1].sha256,
-            corpus_sha256=corpus_sha,
-            passed=audit_passed,
-            rules_failed=failed,
-        ),
-        signer_key_id=key_id,
-    )
-    data = manifest.model_dump_json(indent=2).encode()
-    atomic_write_bytes(bundle_dir / "manifest.json", data)
-    atomic_write_text(bundle_dir / "manifest.json.sig", sign(data, load_private_key(signing_key)))
-    return bundle_dir
 
 
 @dataclass(frozen=True)

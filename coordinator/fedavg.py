@@ -21,6 +21,7 @@ from coordinator.messaging import exchange
 from coordinator.run_state import RunState
 from coordinator.transport import pack_model_dir, unpack_model_dir
 from protocol.rounds import TrainedModel
+from shared.contained import write_contained
 
 log = logging.getLogger("flwr")
 
@@ -121,7 +122,7 @@ def run_fedavg(
     if not contributors:
         return None
     model_dir = unpack_model_dir(weights, files, out_dir)
-    (model_dir / "fedavg.json").write_text(json.dumps({"rounds": completed}), encoding="utf-8")
+    write_contained(model_dir, "fedavg.json", json.dumps({"rounds": completed}).encode())
     info = TrainedModel(
         name="fedavg",
         kind="fedavg",

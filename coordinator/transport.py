@@ -15,19 +15,23 @@ from pathlib import Path
 import numpy as np
 from flwr.app import Array, ArrayRecord, ConfigRecord
 
-from shared.atomic import atomic_write_bytes
+from shared.contained import PathEscapeError, write_contained
 
 WEIGHTS_FILE = "model.safetensors"
 
 
 def safetensors_to_record(path: Path) -> tuple[ArrayRecord, bytes]:
     """Split a safetensors file into its arrays (file order) and its raw header."""
-    from safetensors.numpy import load_file
+    return safetensors_bytes_to_record(path.read_bytes())
 
-    data = path.read_bytes()
+
+def safetensors_bytes_to_record(data: bytes) -> tuple[ArrayRecord, bytes]:
+    """Split safetensors bytes into their arrays (file order) and the raw header."""
+    from safetensors.numpy import load
+
     (length,) = struct.unpack("<Q", data[:8])
     header = data[8 : 8 + length]
-    arrays = load_file(path)
+    arrays = load(data)
     record = ArrayRecord()
     for name in _tensor_order(header):
         record[name] = Array.from_numpy_ndarray(np.ascontiguousarray(arrays[name]))
@@ -61,15 +65,17 @@ def pack_model_dir(model_dir: Path) -> tuple[ArrayRecord, ConfigRecord]:
 
 def unpack_model_dir(weights: ArrayRecord, files: ConfigRecord, out_dir: Path) -> Path:
     """Write a model folder packed by :func:`pack_model_dir`."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     header = files["__header__"]
     if not isinstance(header, bytes):
         raise ValueError("packed model has no safetensors header")
     for name, content in files.items():
         if name == "__header__":
             continue
-        if not isinstance(content, bytes) or "/" in name or name.startswith("."):
+        if not isinstance(content, bytes) or "/" in name:
             raise ValueError(f"packed model file {name!r} is not a plain file")
-        atomic_write_bytes(out_dir / name, content)
-    atomic_write_bytes(out_dir / WEIGHTS_FILE, record_to_safetensors_bytes(weights, header))
+        try:
+            write_contained(out_dir, name, content)
+        except PathEscapeError as exc:
+            raise ValueError(f"packed model file {name!r} is not a plain file") from exc
+    write_contained(out_dir, WEIGHTS_FILE, record_to_safetensors_bytes(weights, header))
     return out_dir

@@ -22,6 +22,7 @@ Phase = Literal["roll_call", "collect", "aggregate", "cross_site", "report"]
 SiteErrorCode = Literal[
     "bad_request",
     "no_export_bundle",
+    "bundle_unverified",
     "test_split_missing",
     "test_split_invalid",
     "annotator_missing",
@@ -43,6 +44,7 @@ ExclusionReason = Literal[
     "schema_version",
     "site_mismatch",
     "missing_artifact",
+    "unlisted_artifact",
     "malformed_bundle",
     "duplicate_site",
 ]

@@ -9,7 +9,7 @@ from pathlib import Path
 from coordinator.report import tables
 from coordinator.report.plots import heatmap_png
 from protocol.rounds import FederationReport
-from shared.atomic import atomic_write_text
+from shared.contained import write_contained
 
 SECTIONS = (
     ("Models", tables.model_rows),
@@ -77,9 +77,9 @@ def to_html(report: FederationReport) -> str:
 
 
 def write_report(report: FederationReport, out_dir: Path) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / "report.json", out_dir / "report.md", out_dir / "report.html"]
-    atomic_write_text(paths[0], report.model_dump_json(indent=2))
-    atomic_write_text(paths[1], to_markdown(report))
-    atomic_write_text(paths[2], to_html(report))
-    return paths
+    texts = {
+        "report.json": report.model_dump_json(indent=2),
+        "report.md": to_markdown(report),
+        "report.html": to_html(report),
+    }
+    return [write_contained(out_dir, name, text.encode("utf-8")) for name, text in texts.items()]

@@ -16,10 +16,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    NoEncryption,
+    PrivateFormat,
+    PublicFormat,
+)
 
 from protocol.export import ArtifactEntry, ArtifactKind, AuditRecord, ExportManifest
 from shared.atomic import atomic_directory, atomic_write_bytes, atomic_write_text
+from shared.bundle_folder import read_bundle_folder
+from shared.bundle_verify import ENCODER_SUFFIXES, BundleRejected, verify_bundle_bytes
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_bytes, sha256_file, sha256_tree, tool_version
 from shared.signing import key_id, load_private_key, sign
@@ -31,8 +38,8 @@ SIGNATURE = "manifest.json.sig"
 CORPUS_NAME = "synthetic.jsonl"
 AUDIT_NAME = "audit.json"
 REPORT_NAME = "site_report.json"
+SIGNER_PUBLIC_KEY = "signer.pub.pem"  # beside the bundles: what the site verifies them with
 ENCODER_DIR = "encoder"
-ENCODER_SUFFIXES = (".safetensors", ".json", ".txt", ".model")
 ENCODER_EXCLUDED = ("trainer_state.json", "training_args.json", "eval_results.json")
 
 
@@ -155,4 +162,21 @@ def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
         data = manifest.model_dump_json(indent=2).encode("utf-8")
         atomic_write_bytes(tmp / MANIFEST, data)
         atomic_write_text(tmp / SIGNATURE, sign(data, key) + "\n")
+        _verify_before_release(tmp, key, request.site_id)
+    atomic_write_bytes(request.outbox / SIGNER_PUBLIC_KEY, public_pem(key))
     return bundle_dir, manifest
+
+
+def public_pem(key: Ed25519PrivateKey) -> bytes:
+    return key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+
+
+def _verify_before_release(bundle: Path, key: Ed25519PrivateKey, site_id: str) -> None:
+    """The one bundle verifier, run on the finished folder before it moves into the outbox."""
+    try:
+        verify_bundle_bytes(read_bundle_folder(bundle), key.public_key(), site_id)
+    except BundleRejected as rejected:
+        raise ExportRefusedError(
+            f"the bundle built for {site_id} does not verify ({rejected.reason}: "
+            f"{rejected.detail}); nothing was exported. fix: re-run the audit and export stages"
+        ) from rejected

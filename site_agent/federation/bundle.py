@@ -1,16 +1,35 @@
-"""The site's latest signed export bundle, found on disk and packed into Flower records."""
+"""The site's latest signed export bundle, found on disk, verified, packed into Flower records.
+
+Nothing is sent that the one bundle verifier (``shared.bundle_verify``) has not passed with the
+site's own public key: the packer reads the bundle folder as plain files (never following a
+manifest name or a link out of it) and sends exactly the verified bytes.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from flwr.app import ConfigRecord, RecordDict
 
 from coordinator import wire
-from coordinator.transport import safetensors_to_record
+from coordinator.transport import safetensors_bytes_to_record
 from protocol.export import ExportManifest
+from shared.bundle_folder import read_bundle_folder
+from shared.bundle_verify import (
+    BundleBytes,
+    BundleRejected,
+    VerifiedContents,
+    parse_manifest,
+    verify_bundle_bytes,
+)
+from shared.errors import VerificationError
+from shared.signing import load_public_key
+from site_agent.export.bundle import SIGNER_PUBLIC_KEY
 from site_agent.federation.layout import SiteFailure
+
+log = logging.getLogger(__name__)
 
 
 def latest_bundle(export_dir: Path) -> Path:
@@ -22,33 +41,58 @@ def latest_bundle(export_dir: Path) -> Path:
         raise SiteFailure("no_export_bundle")
 
     def created(folder: Path) -> str:
-        return str(json.loads((folder / wire.MANIFEST).read_text(encoding="utf-8"))["created_at"])
+        try:
+            raw = json.loads((folder / wire.MANIFEST).read_text(encoding="utf-8"))
+            return str(raw["created_at"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return ""
 
     return max(candidates, key=created)
 
 
 def read_manifest(bundle_dir: Path) -> ExportManifest:
-    return ExportManifest.model_validate_json((bundle_dir / wire.MANIFEST).read_bytes())
+    try:
+        return parse_manifest((bundle_dir / wire.MANIFEST).read_bytes())
+    except (OSError, BundleRejected) as exc:
+        raise SiteFailure("no_export_bundle") from exc
 
 
-def pack_bundle(bundle_dir: Path) -> RecordDict:
-    """Manifest, signature and artifacts; encoder weights as ArrayRecords (streamed)."""
-    manifest_bytes = (bundle_dir / wire.MANIFEST).read_bytes()
-    manifest = ExportManifest.model_validate_json(manifest_bytes)
+def signer_public_key(bundle_dir: Path, configured: Path | None = None) -> Path:
+    """The site's signing public key: the configured one, else the one the export left."""
+    for candidate in (configured, bundle_dir.parent / SIGNER_PUBLIC_KEY):
+        if candidate is not None and candidate.is_file():
+            return candidate
+    raise SiteFailure("bundle_unverified")
+
+
+def verified_bundle(
+    bundle_dir: Path, public_key_path: Path | None = None
+) -> tuple[BundleBytes, VerifiedContents]:
+    """The bundle's bytes and parsed contents, once the one verifier passed them."""
+    try:
+        public = load_public_key(signer_public_key(bundle_dir, public_key_path))
+        bundle = read_bundle_folder(bundle_dir)
+        return bundle, verify_bundle_bytes(bundle, public)
+    except (BundleRejected, VerificationError, OSError) as exc:
+        log.error("the export bundle %s does not verify; nothing sent: %s", bundle_dir.name, exc)
+        raise SiteFailure("bundle_unverified") from exc
+
+
+def pack_bundle(bundle_dir: Path, public_key_path: Path | None = None) -> RecordDict:
+    """Manifest, signature and artifacts once they verify; encoder weights as ArrayRecords."""
+    bundle, contents = verified_bundle(bundle_dir, public_key_path)
     files: dict[str, bytes | str] = {
-        wire.MANIFEST: manifest_bytes,
-        wire.SIGNATURE: (bundle_dir / wire.SIGNATURE).read_text(encoding="utf-8").strip(),
+        wire.MANIFEST: bundle.manifest,
+        wire.SIGNATURE: bundle.signature,
     }
     content = RecordDict()
-    for entry in manifest.artifacts:
-        path = bundle_dir / entry.name
-        if not path.is_file():
-            continue  # the coordinator names the missing artifact
+    for entry in contents.manifest.artifacts:
+        data = bundle.artifacts[entry.name]
         if entry.kind == "encoder_weights" and entry.name.endswith(".safetensors"):
-            record, header = safetensors_to_record(path)
+            record, header = safetensors_bytes_to_record(data)
             content[wire.WEIGHTS_PREFIX + entry.name] = record
             files[wire.HEADER_PREFIX + entry.name] = header
         else:
-            files[wire.FILE_PREFIX + entry.name] = path.read_bytes()
+            files[wire.FILE_PREFIX + entry.name] = data
     content[wire.BUNDLE] = ConfigRecord(files)  # type: ignore[arg-type]
     return content

@@ -13,12 +13,16 @@ from flwr.app import ConfigRecord, MetricRecord, RecordDict
 
 from coordinator import aggregate, wire
 from coordinator.transport import pack_model_dir, unpack_model_dir
-from coordinator.verify import parse_corpus_bytes
 from protocol import Corpus, LabelMapping
 from protocol.corpus import UnmappedLabelError
 from protocol.rounds import RollCallReply, TestSplitSize
 from shared.corpus_io import read_corpus
-from site_agent.federation.bundle import latest_bundle, pack_bundle, read_manifest
+from site_agent.federation.bundle import (
+    latest_bundle,
+    pack_bundle,
+    read_manifest,
+    verified_bundle,
+)
 from site_agent.federation.layout import SiteFailure, SiteLayout
 
 
@@ -52,7 +56,7 @@ def roll_call(layout: SiteLayout) -> RecordDict:
 
 
 def collect(layout: SiteLayout) -> RecordDict:
-    return pack_bundle(latest_bundle(layout.export_dir))
+    return pack_bundle(latest_bundle(layout.export_dir), layout.signing_public_key)
 
 
 def _mapping(config: ConfigRecord) -> LabelMapping | None:
@@ -61,12 +65,8 @@ def _mapping(config: ConfigRecord) -> LabelMapping | None:
 
 
 def _own_synthetic_corpus(layout: SiteLayout) -> Corpus:
-    bundle_dir = latest_bundle(layout.export_dir)
-    manifest = read_manifest(bundle_dir)
-    entry = next((a for a in manifest.artifacts if a.kind == "synthetic_corpus"), None)
-    if entry is None:
-        raise SiteFailure("no_export_bundle")
-    return parse_corpus_bytes((bundle_dir / entry.name).read_bytes())
+    _, contents = verified_bundle(latest_bundle(layout.export_dir), layout.signing_public_key)
+    return contents.corpus
 
 
 def fedavg_train(layout: SiteLayout, content: RecordDict) -> RecordDict:

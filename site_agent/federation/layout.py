@@ -3,7 +3,9 @@
 Keys: ``site-id`` and ``site-dir`` (the pipeline's work dir) are required. By default the
 site's files are where ``site-agent synthesize`` puts them: bundles in ``<site-dir>/outbox/``,
 the held-out test split in ``<site-dir>/NN-split/test.jsonl`` and the gold-trained annotator in
-``<site-dir>/NN-annotator/model``. ``export-dir``, ``test-split`` and ``annotator-dir`` override.
+``<site-dir>/NN-annotator/model``. ``export-dir``, ``test-split`` and ``annotator-dir``
+override; ``signing-public-key`` names the key the site verifies its own bundle with before
+sending (default: the one the export stage leaves in the outbox).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class SiteLayout:
     export_dir: Path
     test_split: Path
     annotator_dir: Path
+    signing_public_key: Path | None = None
 
     @classmethod
     def from_node_config(cls, config: Mapping[str, Any]) -> SiteLayout:
@@ -45,6 +48,11 @@ class SiteLayout:
             ),
             annotator_dir=Path(
                 str(config.get("annotator-dir") or stage_file(root, "annotator", "model"))
+            ),
+            signing_public_key=(
+                Path(str(config["signing-public-key"]))
+                if config.get("signing-public-key")
+                else None
             ),
         )
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from coordinator.demo_sites import demo_corpus, write_bundle
 from coordinator.server_app import run_federation
 from protocol.rounds import FederationReport
 from site_agent.client_app import app as client_app
+from tests.bundles import forge
 from tests.coordinator.conftest import make_world, node_configs
 from tests.coordinator.fake_grid import InProcessGrid
 from tests.coordinator.test_rounds_in_process import settings_for
@@ -27,13 +28,15 @@ def faulty(tmp_path_factory: pytest.TempPathFactory, base_model: Path) -> Federa
     registry = world.registry.read_text()
     world.registry.write_text(registry.replace('"unknown"', '"someone-else"'))
     audit = world.sites["audit"]
-    write_bundle(
-        audit.site_dir / "outbox" / "signed-despite-failed-audit",
-        "audit",
-        demo_corpus("audit", 10, 1, "synthetic"),
+    signed = next((audit.site_dir / "outbox").glob("*/manifest.json")).parent
+    failed = shutil.copytree(signed, audit.site_dir / "outbox" / "signed-despite-failed-audit")
+    forge(
+        failed,
+        lambda m: m.update(
+            created_at="2100-01-01T00:00:00Z",
+            audit={**m["audit"], "passed": False, "rules_failed": ["ngram_recall"]},
+        ),
         audit.site_dir / "keys" / "signing.key",
-        audit_passed=False,
-        key_id=audit.signing_key_id,
     )
     configs = node_configs(world)
     stopper = next(n for n, c in configs.items() if c["site-id"] == "stopper")
@@ -48,9 +51,10 @@ def reasons(report: FederationReport, site: str) -> set[tuple[str, str]]:
 @pytest.mark.parametrize(
     ("site", "expected"),
     [
-        ("tamper", ("collect", "hash_mismatch")),
+        # an honest site verifies its own bundle first and sends a code instead
+        ("tamper", ("collect", "site_error")),
         ("unknown", ("collect", "unknown_site_key")),
-        ("audit", ("collect", "audit_failed")),
+        ("audit", ("collect", "site_error")),
         ("stopper", ("cross_site", "no_reply")),
     ],
 )
@@ -95,6 +99,6 @@ def test_markdown_report_names_each_exclusion_and_reason(faulty: FederationRepor
     from coordinator.report.write import to_markdown
 
     markdown = to_markdown(faulty)
-    for site, reason in [("tamper", "hash_mismatch"), ("unknown", "unknown_site_key"),
-                         ("audit", "audit_failed"), ("stopper", "no_reply")]:  # fmt: skip
+    for site, reason in [("tamper", "bundle_unverified"), ("unknown", "unknown_site_key"),
+                         ("audit", "bundle_unverified"), ("stopper", "no_reply")]:  # fmt: skip
         assert f"| {site} |" in markdown and reason in markdown

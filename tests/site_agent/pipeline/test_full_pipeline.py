@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 
 from protocol.site_config import SiteConfig, build_site_config
+from shared.corpus_io import read_corpus
 from shared.signing import generate_signing_key
 from site_agent.export import verify_bundle
 from site_agent.pipeline import read_record, run_pipeline, stage_folder
 from site_agent.stages import STAGES
+from tests.security.scan import leaks, needles
 from tests.tiny_models import tiny_causal_lm, tiny_encoder
 
 
@@ -83,7 +85,7 @@ def test_every_stage_completes_with_its_artifacts(site: tuple[SiteConfig, Path])
 
 def test_bundle_verifies_and_holds_nothing_real(site: tuple[SiteConfig, Path]) -> None:
     config, public = site
-    (bundle,) = (config.work_dir / "outbox").iterdir()
+    (bundle,) = [p for p in (config.work_dir / "outbox").iterdir() if p.is_dir()]
     manifest = verify_bundle(bundle, public)
     kinds = {a.kind for a in manifest.artifacts}
     assert {"synthetic_corpus", "audit_report", "encoder_weights"} <= kinds
@@ -97,6 +99,20 @@ def test_bundle_verifies_and_holds_nothing_real(site: tuple[SiteConfig, Path]) -
         assert not [i for i in real_ids if i in text], path.name
     names = {p.name for p in bundle.rglob("*")}
     assert "surrogates.private.jsonl" not in names and "train.jsonl" not in names
+
+
+def test_no_exported_file_holds_a_training_sentence_or_gold_pii(
+    site: tuple[SiteConfig, Path],
+) -> None:
+    """Every file of the signed bundle, as bytes, against every training sentence and gold
+    PII string of the site's corpus (train, validation and test splits)."""
+    config, _ = site
+    (bundle,) = [p for p in (config.work_dir / "outbox").iterdir() if p.is_dir()]
+    real = read_corpus(config.corpus.path)
+    assert needles(real), "the scan needs real strings to look for"
+    # the base model is not the site's export (this tiny one drew its vocabulary from the slice)
+    base = (Path(config.annotator.base_model),)
+    assert leaks(bundle, real, public=base) == []
 
 
 def test_rerun_skips_and_from_restarts(site: tuple[SiteConfig, Path]) -> None:

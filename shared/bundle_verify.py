@@ -1,0 +1,261 @@
+"""The one export-bundle verifier, over bytes: the site runs it before it sends, the
+coordinator on everything it receives.
+
+A bundle is the manifest bytes, their signature and a map of artifact name -> bytes. How the
+bytes were obtained (a bundle folder, Flower records) is the caller's business; what they must
+satisfy is decided here only. Checks, in order, the first failure rejecting the bundle with a
+named reason (``protocol.rounds.ExclusionReason``):
+
+1. the manifest is JSON of a schema version this toolkit reads, and a valid
+   :class:`~protocol.export.ExportManifest` (whose type refuses unsafe artifact names);
+2. it names the expected site, and the signer key id is the key it is verified with;
+3. the Ed25519 signature over the exact manifest bytes holds;
+4. every listed artifact is present with its size and SHA-256, and nothing else is present;
+5. the artifacts are what a bundle may hold: one synthetic corpus, one audit report, at most
+   one site report, encoder files only under ``encoder/`` and only in safe formats;
+6. the audit record and the audit report agree, passed, and cover exactly this corpus, and the
+   report's verdict follows from its own rules;
+7. the corpus parses, is not empty and has as many documents as the manifest says.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from pydantic import ValidationError
+
+from protocol import SCHEMA_VERSION, Corpus, Document
+from protocol.audit import AuditReport
+from protocol.export import ArtifactEntry, ArtifactKind, ExportManifest
+from protocol.rounds import ExclusionReason
+from shared.errors import VerificationError
+from shared.provenance import sha256_bytes
+from shared.signing import key_id, verify
+
+MANIFEST = "manifest.json"
+SIGNATURE = "manifest.json.sig"
+SUPPORTED_SCHEMA_VERSIONS = frozenset({SCHEMA_VERSION})
+ENCODER_PREFIX = "encoder/"
+# Weights only as safetensors; configs and tokenizers as JSON, text or SentencePiece models.
+ENCODER_SUFFIXES = (".safetensors", ".json", ".txt", ".model")
+SINGLE_KINDS: dict[ArtifactKind, tuple[int, int]] = {
+    "synthetic_corpus": (1, 1),
+    "audit_report": (1, 1),
+    "site_report": (0, 1),
+}
+MAX_SIGNATURE_CHARS = 200
+
+_COMPARISONS: dict[str, Callable[[float, float], bool]] = {
+    "<=": operator.le,
+    "<": operator.lt,
+    ">=": operator.ge,
+    ">": operator.gt,
+    "==": lambda a, b: math.isclose(a, b, rel_tol=0.0, abs_tol=1e-12),
+}
+
+
+class BundleRejected(VerificationError):
+    """A bundle failed a check; ``reason`` names which, ``detail`` says what was found."""
+
+    def __init__(self, reason: ExclusionReason, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason: ExclusionReason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class BundleBytes:
+    """A bundle as bytes: the manifest, its base64 signature, every artifact by name."""
+
+    manifest: bytes
+    signature: str
+    artifacts: Mapping[str, bytes]
+
+
+@dataclass(frozen=True)
+class VerifiedContents:
+    """What a bundle that passed every check holds, parsed."""
+
+    manifest: ExportManifest
+    audit: AuditReport
+    corpus: Corpus
+    signer_key_id: str
+    manifest_sha256: str
+
+
+def parse_corpus_bytes(data: bytes) -> Corpus:
+    """A JSONL corpus from bytes, each line validated as a Document."""
+    lines = [line for line in data.decode("utf-8").splitlines() if line.strip()]
+    return Corpus(documents=tuple(Document.model_validate_json(line) for line in lines))
+
+
+def parse_manifest(data: bytes) -> ExportManifest:
+    """The manifest, once it is JSON of a known schema and a valid ExportManifest."""
+    try:
+        raw = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BundleRejected("malformed_bundle", f"{MANIFEST} is not JSON") from exc
+    if not isinstance(raw, dict):
+        raise BundleRejected("malformed_bundle", f"{MANIFEST} is not a JSON object")
+    version = raw.get("schema_version")
+    if version not in SUPPORTED_SCHEMA_VERSIONS:
+        raise BundleRejected(
+            "schema_version",
+            f"manifest schema {version!r}; this toolkit reads {sorted(SUPPORTED_SCHEMA_VERSIONS)}",
+        )
+    try:
+        return ExportManifest.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = " -> ".join(map(str, first["loc"]))
+        raise BundleRejected(
+            "malformed_bundle",
+            f"{MANIFEST}: {exc.error_count()} error(s), first at [{where}]: {first['msg']}",
+        ) from exc
+
+
+def _check_signature(
+    manifest: ExportManifest, data: bytes, signature: str, public: Ed25519PublicKey
+) -> str:
+    if len(signature) > MAX_SIGNATURE_CHARS:
+        raise BundleRejected("bad_signature", "signature is too long to be an Ed25519 one")
+    try:
+        verify(data, signature.strip(), public)
+    except VerificationError as exc:
+        raise BundleRejected(
+            "bad_signature",
+            "manifest signature does not verify with the site's key (changed after signing, "
+            "or signed with another key)",
+        ) from exc
+    expected = key_id(public)
+    if manifest.signer_key_id != expected:
+        raise BundleRejected(
+            "unknown_site_key",
+            f"manifest names signer {manifest.signer_key_id or '(none)'}, the site's key is "
+            f"{expected}",
+        )
+    return expected
+
+
+def _check_listed(manifest: ExportManifest, artifacts: Mapping[str, bytes]) -> None:
+    listed = {entry.name for entry in manifest.artifacts}
+    unlisted = sorted(set(artifacts) - listed)
+    if unlisted:
+        raise BundleRejected(
+            "unlisted_artifact", f"{len(unlisted)} file(s) not in the manifest: {unlisted[:5]!r}"
+        )
+    for entry in manifest.artifacts:
+        data = artifacts.get(entry.name)
+        if data is None:
+            raise BundleRejected("missing_artifact", f"artifact {entry.name!r} listed but absent")
+        if len(data) != entry.size_bytes or sha256_bytes(data) != entry.sha256:
+            raise BundleRejected("hash_mismatch", f"artifact {entry.name!r} content changed")
+
+
+def _check_kinds(manifest: ExportManifest) -> None:
+    for kind, (low, high) in SINGLE_KINDS.items():
+        count = sum(1 for e in manifest.artifacts if e.kind == kind)
+        if not low <= count <= high:
+            raise BundleRejected(
+                "malformed_bundle", f"{count} artifact(s) of kind {kind!r}; allowed {low}-{high}"
+            )
+    for entry in manifest.artifacts:
+        under_encoder = entry.name.startswith(ENCODER_PREFIX)
+        if (entry.kind == "encoder_weights") != under_encoder:
+            raise BundleRejected(
+                "malformed_bundle",
+                f"artifact {entry.name!r} of kind {entry.kind!r}: encoder files and only they "
+                f"lie under {ENCODER_PREFIX}",
+            )
+        if under_encoder and not entry.name.endswith(ENCODER_SUFFIXES):
+            raise BundleRejected(
+                "malformed_bundle",
+                f"encoder file {entry.name!r} is not one of {list(ENCODER_SUFFIXES)}",
+            )
+    encoder = [e.name for e in manifest.artifacts if e.kind == "encoder_weights"]
+    if encoder and not any(n.endswith(".safetensors") for n in encoder):
+        raise BundleRejected("malformed_bundle", "encoder files without .safetensors weights")
+
+
+def _one(manifest: ExportManifest, kind: ArtifactKind) -> ArtifactEntry:
+    return next(e for e in manifest.artifacts if e.kind == kind)
+
+
+def _rule_holds(comparison: str, measured: float | None, threshold: float) -> bool:
+    if measured is None or not math.isfinite(measured):
+        return False
+    return _COMPARISONS[comparison](measured, threshold)
+
+
+def _check_audit(manifest: ExportManifest, artifacts: Mapping[str, bytes]) -> AuditReport:
+    record = manifest.audit
+    if not record.passed or record.rules_failed:
+        failed = ", ".join(record.rules_failed) or "unspecified rule"
+        raise BundleRejected("audit_failed", f"the audit record says failed: {failed}")
+    corpus_entry, report_entry = (_one(manifest, k) for k in ("synthetic_corpus", "audit_report"))
+    if corpus_entry.sha256 != record.corpus_sha256:
+        raise BundleRejected("audit_failed", "the audit record does not cover the corpus sent")
+    if report_entry.sha256 != record.report_sha256:
+        raise BundleRejected("audit_failed", "the audit report is not the one the record cites")
+    try:
+        report = AuditReport.model_validate_json(artifacts[report_entry.name])
+    except ValidationError as exc:
+        raise BundleRejected("audit_failed", "the audit report is not a valid report") from exc
+    if report.schema_version not in SUPPORTED_SCHEMA_VERSIONS:
+        raise BundleRejected("schema_version", f"audit report schema {report.schema_version!r}")
+    if report.audited_corpus_sha256 != corpus_entry.sha256:
+        raise BundleRejected("audit_failed", "the audit report covers another corpus")
+    if not report.passed or not report.rules:
+        raise BundleRejected("audit_failed", "the audit report says failed or checks no rule")
+    broken = [
+        r.name
+        for r in report.rules
+        if not r.passed or not _rule_holds(r.comparison, r.measured, r.threshold)
+    ]
+    if broken:
+        raise BundleRejected(
+            "audit_failed", f"rule(s) {broken} do not hold on the report's own figures"
+        )
+    return report
+
+
+def _check_corpus(manifest: ExportManifest, artifacts: Mapping[str, bytes]) -> Corpus:
+    data = artifacts[_one(manifest, "synthetic_corpus").name]
+    try:
+        corpus = parse_corpus_bytes(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BundleRejected("malformed_bundle", "the synthetic corpus does not validate") from exc
+    if len(corpus) == 0:
+        raise BundleRejected("malformed_bundle", "the synthetic corpus is empty")
+    if len(corpus) != manifest.n_documents:
+        raise BundleRejected(
+            "malformed_bundle",
+            f"the corpus holds {len(corpus)} documents, the manifest says {manifest.n_documents}",
+        )
+    return corpus
+
+
+def verify_bundle_bytes(
+    bundle: BundleBytes, public: Ed25519PublicKey, site_id: str | None = None
+) -> VerifiedContents:
+    """Every check, in order; raises :class:`BundleRejected` naming the first that fails.
+
+    ``public`` is the key the site registered (the coordinator) or its own (the site);
+    ``site_id``, when given, is the site the bundle must belong to.
+    """
+    manifest = parse_manifest(bundle.manifest)
+    if site_id is not None and manifest.site_id != site_id:
+        raise BundleRejected(
+            "site_mismatch", f"site {site_id!r} sent a bundle of {manifest.site_id!r}"
+        )
+    signer = _check_signature(manifest, bundle.manifest, bundle.signature, public)
+    _check_listed(manifest, bundle.artifacts)
+    _check_kinds(manifest)
+    report = _check_audit(manifest, bundle.artifacts)
+    corpus = _check_corpus(manifest, bundle.artifacts)
+    return VerifiedContents(manifest, report, corpus, signer, sha256_bytes(bundle.manifest))

@@ -1,0 +1,146 @@
+"""Bundles for tests: good ones from the real ``build_bundle``, bad ones as an attacker makes them.
+
+``good_bundle`` runs the pipeline's export (gate, copy, hash, sign, self-verify) on a small
+synthetic corpus with an audit report whose rules hold. ``forge`` rewrites a bundle's manifest
+(any JSON, unsafe names included) and re-signs it with a given key, as a site that controls
+its own signing key could; ``raw_received`` packs a folder the way a tampering site would,
+without the site-side verifier, so the coordinator's checks are what is tested.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from coordinator.transport import safetensors_bytes_to_record
+from coordinator.verify import ReceivedBundle
+from protocol import Corpus, Document, Span
+from protocol.audit import AuditReport, RuleResult
+from shared.corpus_io import write_corpus
+from shared.provenance import sha256_file
+from shared.signing import generate_signing_key, key_id, load_private_key, sign
+from site_agent.export import BundleRequest, build_bundle
+
+
+@dataclass(frozen=True)
+class SiteKeys:
+    private: Path
+    public: Path
+    key_id: str
+
+
+def site_keys(folder: Path, name: str = "site") -> SiteKeys:
+    kid = generate_signing_key(folder / f"{name}.key.pem", folder / f"{name}.pub.pem")
+    return SiteKeys(folder / f"{name}.key.pem", folder / f"{name}.pub.pem", kid)
+
+
+def synthetic_corpus(n: int = 3) -> Corpus:
+    names = ("Ana Ruiz", "Luis Vidal", "Sara Castro", "Hugo Ortega")
+    documents = []
+    for i in range(n):
+        name = names[i % len(names)]
+        text = f"Dr {name} saw the patient on day {i}."
+        documents.append(
+            Document(
+                id=f"syn-{i}", text=text, spans=(Span(start=3, end=3 + len(name), label="PER"),)
+            )
+        )
+    return Corpus(documents=tuple(documents))
+
+
+def passing_audit(corpus_path: Path, out: Path, **fields: Any) -> Path:
+    """An ``audit.json`` whose one rule holds on its figure, covering ``corpus_path``."""
+    n = sum(1 for line in corpus_path.read_text(encoding="utf-8").splitlines() if line.strip())
+    values: dict[str, Any] = {
+        "tool_version": "test",
+        "config_digest": "x",
+        "real_corpus_sha256": "r",
+        "input_corpus_sha256": "i",
+        "audited_corpus_sha256": sha256_file(corpus_path),
+        "n_input_documents": n,
+        "n_kept_documents": n,
+        "rules": (RuleResult(name="ngram_recall_5", measured=0.1, threshold=0.5, passed=True),),
+        "passed": True,
+    }
+    values.update(fields)
+    out.write_text(AuditReport(**values).model_dump_json(), encoding="utf-8")
+    return out
+
+
+def good_bundle(
+    root: Path,
+    site_id: str,
+    keys: SiteKeys,
+    *,
+    n_documents: int = 3,
+    encoder_dir: Path | None = None,
+    site_report: dict[str, Any] | None = None,
+) -> Path:
+    """A bundle the real export stage built and signed."""
+    audit_dir = root / f"{site_id}-audit"
+    corpus = audit_dir / "synthetic.audited.jsonl"
+    write_corpus(synthetic_corpus(n_documents), corpus)
+    report_path = None
+    if site_report is not None:
+        report_path = audit_dir / "site_report.json"
+        report_path.write_text(json.dumps(site_report), encoding="utf-8")
+    bundle, _ = build_bundle(
+        BundleRequest(
+            site_id=site_id,
+            corpus_path=corpus,
+            audit_report_path=passing_audit(corpus, audit_dir / "audit.json"),
+            signing_key_path=keys.private,
+            outbox=root / f"{site_id}-outbox",
+            config_digest="test",
+            base_models={"generator": "tiny"},
+            synthetic_encoder_dir=encoder_dir,
+            site_report_path=report_path,
+        )
+    )
+    return bundle
+
+
+def forge(bundle: Path, change: Callable[[dict[str, Any]], None], key: Path) -> None:
+    """Edit the manifest as JSON (no validation) and sign it with ``key``."""
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    change(manifest)
+    data = json.dumps(manifest).encode("utf-8")
+    (bundle / "manifest.json").write_bytes(data)
+    (bundle / "manifest.json.sig").write_text(sign(data, load_private_key(key)), encoding="ascii")
+
+
+def entry_for(bundle: Path, name: str, kind: str, data: bytes) -> dict[str, Any]:
+    """Write ``data`` at ``name`` (no checks) and return its manifest entry."""
+    from shared.provenance import sha256_bytes
+
+    target = bundle / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    return {"name": name, "kind": kind, "sha256": sha256_bytes(data), "size_bytes": len(data)}
+
+
+def raw_received(bundle: Path) -> ReceivedBundle:
+    """Every file of the folder as a tampering site would send it (safetensors as arrays)."""
+    received = ReceivedBundle(
+        manifest_bytes=(bundle / "manifest.json").read_bytes(),
+        signature=(bundle / "manifest.json.sig").read_text(encoding="ascii").strip(),
+    )
+    for path in sorted(p for p in bundle.rglob("*") if p.is_file()):
+        name = path.relative_to(bundle).as_posix()
+        if name in ("manifest.json", "manifest.json.sig"):
+            continue
+        if name.endswith(".safetensors"):
+            try:
+                received.weights[name] = safetensors_bytes_to_record(path.read_bytes())
+                continue
+            except Exception:
+                pass
+        received.files[name] = path.read_bytes()
+    return received
+
+
+def public_key_id(keys: SiteKeys) -> str:
+    return key_id(load_private_key(keys.private).public_key())
