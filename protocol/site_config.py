@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from protocol.annotator import AnnotatorSettings
 from protocol.base import ProtocolModel
+from protocol.export import SITE_ID_PATTERN
 from shared.errors import ConfigError
 
 
@@ -165,7 +166,7 @@ def default_models(language: str) -> dict[str, str]:
 class SiteConfig(ProtocolModel):
     """One hospital's pipeline configuration (``site.toml``)."""
 
-    site_id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    site_id: str = Field(pattern=SITE_ID_PATTERN)
     profile: str = "default"
     language: str = "es"
     work_dir: Path = Path("runs/site")

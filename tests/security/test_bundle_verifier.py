@@ -596,3 +596,16 @@ def test_a_bad_segment_anywhere_is_refused(parts: list[str], bad: str, at: int) 
     parts.insert(min(at, len(parts)), bad)
     with pytest.raises(UnsafeArtifactName):
         check_artifact_name("/".join(parts))
+
+
+@pytest.mark.parametrize("site_id", ["../x", "a/b", ".hidden", "", "x" * 65, "a\x00"])
+def test_site_ids_that_could_name_a_path_are_refused(site_id: str, tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    from protocol.registry import SiteKeys, SiteRegistry
+
+    with pytest.raises(ValidationError):
+        SiteKeys(site_id=site_id, signing_public_key_pem="", signing_key_id="")
+    keys = SiteKeys(site_id="hospital-a", signing_public_key_pem="", signing_key_id="")
+    with pytest.raises(ValidationError):
+        SiteRegistry(sites={"hospital-b": keys})
