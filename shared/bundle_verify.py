@@ -21,9 +21,7 @@ named reason (``protocol.rounds.ExclusionReason``):
 from __future__ import annotations
 
 import json
-import math
-import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -33,6 +31,7 @@ from protocol import SCHEMA_VERSION, Corpus, Document
 from protocol.audit import AuditReport
 from protocol.export import ArtifactEntry, ArtifactKind, ExportManifest
 from protocol.rounds import ExclusionReason
+from shared.comparisons import rule_holds
 from shared.errors import VerificationError
 from shared.provenance import sha256_bytes
 from shared.signing import key_id, verify
@@ -49,14 +48,6 @@ SINGLE_KINDS: dict[ArtifactKind, tuple[int, int]] = {
     "site_report": (0, 1),
 }
 MAX_SIGNATURE_CHARS = 200
-
-_COMPARISONS: dict[str, Callable[[float, float], bool]] = {
-    "<=": operator.le,
-    "<": operator.lt,
-    ">=": operator.ge,
-    ">": operator.gt,
-    "==": lambda a, b: math.isclose(a, b, rel_tol=0.0, abs_tol=1e-12),
-}
 
 
 class BundleRejected(VerificationError):
@@ -186,12 +177,6 @@ def _one(manifest: ExportManifest, kind: ArtifactKind) -> ArtifactEntry:
     return next(e for e in manifest.artifacts if e.kind == kind)
 
 
-def _rule_holds(comparison: str, measured: float | None, threshold: float) -> bool:
-    if measured is None or not math.isfinite(measured):
-        return False
-    return _COMPARISONS[comparison](measured, threshold)
-
-
 def _check_audit(manifest: ExportManifest, artifacts: Mapping[str, bytes]) -> AuditReport:
     record = manifest.audit
     if not record.passed or record.rules_failed:
@@ -215,7 +200,7 @@ def _check_audit(manifest: ExportManifest, artifacts: Mapping[str, bytes]) -> Au
     broken = [
         r.name
         for r in report.rules
-        if not r.passed or not _rule_holds(r.comparison, r.measured, r.threshold)
+        if not r.passed or not rule_holds(r.comparison, r.measured, r.threshold)
     ]
     if broken:
         raise BundleRejected(

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import math
-import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from protocol.audit import RuleResult
+from shared.comparisons import COMPARISONS
 from site_agent.audit.policy import PolicyRule
-
-COMPARISONS: dict[str, Callable[[float, float], bool]] = {
-    "<=": operator.le,
-    "<": operator.lt,
-    ">=": operator.ge,
-    ">": operator.gt,
-    "==": lambda a, b: math.isclose(a, b, rel_tol=0.0, abs_tol=1e-12),
-}
 
 
 def flatten(figures: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
