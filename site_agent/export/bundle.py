@@ -14,6 +14,7 @@ import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
@@ -25,6 +26,9 @@ from shared.provenance import sha256_bytes, sha256_file, sha256_tree, tool_versi
 from shared.signing import key_id, load_private_key, sign
 from site_agent.export.gate import assert_audited
 from site_agent.export.redact import redact_real_ids
+
+if TYPE_CHECKING:
+    from site_agent.audit.binding import AuditBinding
 
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.json.sig"
@@ -38,7 +42,11 @@ ENCODER_EXCLUDED = ("trainer_state.json", "training_args.json", "eval_results.js
 
 @dataclass(frozen=True)
 class BundleRequest:
-    """Everything the export needs; ``gold_annotator_sha256`` guards against a mix-up."""
+    """Everything the export needs; ``gold_annotator_sha256`` guards against a mix-up.
+
+    ``binding`` names this site's own real training text, synthetic corpus and audit policy;
+    the gate checks the audit report against them (there is no export without it).
+    """
 
     site_id: str
     corpus_path: Path
@@ -47,6 +55,7 @@ class BundleRequest:
     outbox: Path
     config_digest: str
     base_models: dict[str, str]
+    binding: AuditBinding
     synthetic_encoder_dir: Path | None = None
     site_report_path: Path | None = None
     gold_annotator_sha256: str | None = None
@@ -110,7 +119,7 @@ def _labels_and_count(corpus_path: Path) -> tuple[tuple[str, ...], int]:
 
 def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
     """Gate, copy, hash, sign; return the bundle folder and its manifest."""
-    report = assert_audited(request.corpus_path, request.audit_report_path)
+    report = assert_audited(request.corpus_path, request.audit_report_path, request.binding)
     assert request.audit_report_path is not None  # assert_audited refused otherwise
     _check_encoder(request)
     key = load_private_key(request.signing_key_path)
