@@ -205,7 +205,7 @@ def build_site(
 
     With ``base_model`` the bundle also carries an encoder trained on the synthetic corpus
     (the pipeline's train-synthetic stage), exported as ``encoder/`` files."""
-    from site_agent.export.bundle import BundleRequest, build_bundle
+    from site_agent.export.bundle import BundleRequest, build_bundle, write_trained_on
 
     site_dir = root / site_id
     write_jsonl(demo_corpus(site_id, n_test, seed, "test"), site_dir / "01-split" / "test.jsonl")
@@ -221,6 +221,7 @@ def build_site(
     encoder = None
     if base_model is not None:
         encoder = _train(synthetic, base_model, site_dir / "08-train-synthetic" / "model")
+        write_trained_on(encoder, sha256_file(audit_dir / "synthetic.jsonl"))
     request = BundleRequest(
         site_id=site_id,
         corpus_path=audit_dir / "synthetic.jsonl",

@@ -22,10 +22,15 @@ class ArtifactEntry(ProtocolModel):
 
 
 class AuditRecord(ProtocolModel):
-    """The audit that cleared the synthetic corpus of this bundle."""
+    """The audit that cleared the synthetic corpus of this bundle.
+
+    ``real_corpus_sha256`` is the content digest of the site's real training text the audit
+    compared against (``AuditReport.real_corpus_sha256``, re-derived by the export gate).
+    """
 
     report_sha256: str
     corpus_sha256: str
+    real_corpus_sha256: str = ""
     passed: bool
     rules_failed: tuple[str, ...] = ()
 
@@ -43,4 +48,5 @@ class ExportManifest(ProtocolModel):
     n_documents: int = 0
     artifacts: tuple[ArtifactEntry, ...]
     audit: AuditRecord
+    trained_on_corpus_sha256: str = ""  # file SHA-256 the encoder/site report were trained on
     signer_key_id: str = ""

@@ -10,6 +10,7 @@ built in a temporary folder, re-hashed, and only then moved into the outbox.
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,7 +38,14 @@ AUDIT_NAME = "audit.json"
 REPORT_NAME = "site_report.json"
 ENCODER_DIR = "encoder"
 ENCODER_SUFFIXES = (".safetensors", ".json", ".txt", ".model")
-ENCODER_EXCLUDED = ("trainer_state.json", "training_args.json", "eval_results.json")
+TRAINED_ON = "trained_on.json"  # {"trained_on_corpus_sha256": ...}; checked, not shipped
+ENCODER_EXCLUDED = (
+    "trainer_state.json",
+    "training_args.json",
+    "eval_results.json",
+    TRAINED_ON,
+)
+TRAINED_ON_KEY = "trained_on_corpus_sha256"
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,39 @@ def _check_encoder(request: BundleRequest) -> None:
         )
 
 
+def write_trained_on(encoder_dir: Path, corpus_sha256: str) -> None:
+    """Stamp into an encoder folder the SHA-256 of the corpus file it was trained on."""
+    atomic_write_text(encoder_dir / TRAINED_ON, json.dumps({TRAINED_ON_KEY: corpus_sha256}))
+
+
+def _named_corpus(path: Path) -> str:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get(TRAINED_ON_KEY, "")
+    except (OSError, ValueError, AttributeError):
+        value = ""
+    return value if isinstance(value, str) else ""
+
+
+def trained_on(request: BundleRequest, audited_sha256: str) -> str:
+    """The corpus hash the exported encoder and site report name; refuse unless it is the
+    audited corpus (what trained on anything else must not leave with this audit)."""
+    named = {}
+    if request.synthetic_encoder_dir is not None:
+        named[request.synthetic_encoder_dir / TRAINED_ON] = "encoder"
+    if request.site_report_path is not None:
+        named[request.site_report_path] = "site report"
+    for path, what in named.items():
+        found = _named_corpus(path)
+        if found != audited_sha256:
+            raise ExportRefusedError(
+                f"export refused by rule 'trained_on_audited_corpus': the {what} ({path}) "
+                f"names training corpus {found[:16] or 'none'}…, the audit cleared "
+                f"{audited_sha256[:16]}…; fix: re-run train-synthetic on the audited corpus "
+                "(site-agent synthesize --from train-synthetic)"
+            )
+    return audited_sha256 if named else ""
+
+
 def _copy(source: Path, bundle: Path, name: str, kind: ArtifactKind) -> ArtifactEntry:
     target = bundle / name
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -122,6 +163,7 @@ def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
     report = assert_audited(request.corpus_path, request.audit_report_path, request.binding)
     assert request.audit_report_path is not None  # assert_audited refused otherwise
     _check_encoder(request)
+    trained_on_sha = trained_on(request, report.audited_corpus_sha256)
     key = load_private_key(request.signing_key_path)
     now = datetime.now(UTC)
     bundle_dir = request.outbox / _bundle_id(request.site_id, report.audited_corpus_sha256, now)
@@ -156,9 +198,11 @@ def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
             audit=AuditRecord(
                 report_sha256=entries[1].sha256,
                 corpus_sha256=report.audited_corpus_sha256,
+                real_corpus_sha256=report.real_corpus_sha256,
                 passed=report.passed,
                 rules_failed=report.failed_rules,
             ),
+            trained_on_corpus_sha256=trained_on_sha,
             signer_key_id=key_id(key.public_key()),
         )
         data = manifest.model_dump_json(indent=2).encode("utf-8")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import shutil
 from pathlib import Path
 
@@ -14,7 +16,9 @@ from shared.errors import ExportRefusedError, VerificationError
 from shared.provenance import sha256_file, sha256_tree
 from shared.signing import generate_signing_key
 from site_agent.audit import AUDITED_CORPUS, AuditBinding, AuditPolicy, run_audit
+from site_agent.audit.digest import corpus_sha256
 from site_agent.export import BundleRequest, build_bundle, verify_bundle
+from site_agent.export.bundle import TRAINED_ON_KEY, write_trained_on
 from tests.site_agent.audit.builders import random_corpus
 
 REAL = Corpus(
@@ -75,6 +79,10 @@ def _audit(site: dict[str, Path], passed: bool = True) -> Path:
 
 
 def _request(site: dict[str, Path], audit: Path | None, **kw: object) -> BundleRequest:
+    if site["corpus"].exists():  # what train-synthetic stamps: the corpus it trained on
+        trained_on = sha256_file(site["corpus"])
+        write_trained_on(site["encoder"], trained_on)
+        site["report"].write_text(json.dumps({"token_f1_gap": 0.1, TRAINED_ON_KEY: trained_on}))
     fields: dict = dict(
         site_id="h1",
         corpus_path=site["corpus"],
@@ -108,6 +116,8 @@ def test_bundle_is_signed_and_verifies(site: dict[str, Path]) -> None:
     }
     assert manifest.n_documents == 2 and manifest.labels == ("PER",)
     assert manifest.audit.passed and manifest.audit.corpus_sha256 == sha256_file(site["corpus"])
+    assert manifest.trained_on_corpus_sha256 == manifest.audit.corpus_sha256
+    assert manifest.audit.real_corpus_sha256 == corpus_sha256(REAL)
     assert verify_bundle(bundle, site["pub"]) == manifest
     assert not (bundle / "encoder" / "training_args.bin").exists()
 
@@ -135,15 +145,29 @@ def test_export_refuses_a_corpus_other_than_the_audited_one(site: dict[str, Path
 
 
 def test_export_refuses_the_gold_annotator(site: dict[str, Path]) -> None:
+    request = _request(site, _audit(site))
     gold_sha = sha256_tree(site["encoder"])
     with pytest.raises(ExportRefusedError, match="gold-trained"):
-        build_bundle(_request(site, _audit(site), gold_annotator_sha256=gold_sha))
+        build_bundle(dataclasses.replace(request, gold_annotator_sha256=gold_sha))
 
 
 def test_export_refuses_an_encoder_without_safetensors(site: dict[str, Path]) -> None:
     (site["encoder"] / "model.safetensors").unlink()
     with pytest.raises(ExportRefusedError, match="safetensors"):
         build_bundle(_request(site, _audit(site)))
+
+
+@pytest.mark.parametrize("stale", ["encoder", "site_report"])
+def test_export_refuses_what_was_trained_on_another_corpus(
+    site: dict[str, Path], stale: str
+) -> None:
+    request = _request(site, _audit(site))
+    if stale == "encoder":
+        write_trained_on(site["encoder"], "0" * 64)
+    else:
+        site["report"].write_text('{"token_f1_gap": 0.1}')
+    with pytest.raises(ExportRefusedError, match="'trained_on_audited_corpus'"):
+        build_bundle(request)
 
 
 def test_encoder_is_optional(site: dict[str, Path]) -> None:
