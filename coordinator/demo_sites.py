@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protocol import Corpus, Document, LabelMapping, Span
 from protocol.audit import AuditReport, RuleResult
@@ -17,6 +18,9 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io.jsonl import write_jsonl
 from shared.provenance import config_digest, sha256_file, tool_version
 from shared.signing import generate_signing_key
+
+if TYPE_CHECKING:
+    from site_agent.audit import AuditBinding
 
 FIRST = ("Ana", "Luis", "Marta", "Jorge", "Lucia", "Pablo", "Elena", "Diego", "Sara", "Hugo")
 LAST = ("Garcia", "Lopez", "Navarro", "Ruiz", "Moreno", "Castro", "Ortega", "Vidal")
@@ -98,24 +102,46 @@ class DemoSite:
     signing_key_id: str
 
 
-def demo_audit(corpus_path: Path, out: Path) -> Path:
-    """A passing ``audit.json`` for a demo corpus. The real audit stage measures; the demo's
-    template notes are drawn from a separate random stream than its test notes."""
-    sha = sha256_file(corpus_path)
-    n = sum(1 for line in corpus_path.read_text(encoding="utf-8").splitlines() if line.strip())
+def demo_audit(corpus_path: Path, out: Path, real_path: Path) -> AuditBinding:
+    """A passing ``audit.json`` for a demo corpus, bound (as the export gate requires) to the
+    demo's real training file and a one-rule demo policy; returns that binding. The real
+    audit stage measures; the demo's template notes are drawn from a separate random stream
+    than its test notes."""
+    from shared.corpus_io import read_corpus
+    from site_agent.audit import AuditBinding, AuditPolicy, PolicyRule
+    from site_agent.audit.digest import corpus_sha256
+    from site_agent.audit.policy import FilterSettings
+    from site_agent.audit.run import audit_settings_digest
+
+    rule = PolicyRule(name="demo_ngram_recall", metric="demo.ngram_recall", threshold=0.1)
+    policy = AuditPolicy(
+        name="demo", measures=(), filters=FilterSettings(enabled=()), rules=(rule,)
+    )
+    synthetic = read_corpus(corpus_path, "jsonl")
+    n = len(synthetic)
+    figures = {"demo": {"ngram_recall": 0.0}, "corpus": {"input_documents": n, "kept_documents": n}}
     report = AuditReport(
         tool_version=tool_version(),
-        config_digest=config_digest({"demo-audit": 1}),
-        real_corpus_sha256="demo",
-        input_corpus_sha256=sha,
-        audited_corpus_sha256=sha,
+        config_digest=audit_settings_digest(policy, None, (), None),
+        real_corpus_sha256=corpus_sha256(read_corpus(real_path, "jsonl")),
+        input_corpus_sha256=corpus_sha256(synthetic),
+        audited_corpus_sha256=sha256_file(corpus_path),
         n_input_documents=n,
         n_kept_documents=n,
-        rules=(RuleResult(name="demo_ngram_recall", measured=0.0, threshold=0.1, passed=True),),
+        measures={name: {"before": v, "after": v} for name, v in figures.items()},
+        rules=(
+            RuleResult(
+                name=rule.name, metric=rule.metric, measured=0.0, threshold=0.1, passed=True
+            ),
+        ),
+        policy_name=policy.name,
+        policy=policy.model_dump(mode="json"),
         passed=True,
     )
     atomic_write_text(out, report.model_dump_json(indent=2))
-    return out
+    return AuditBinding(
+        real=real_path, synthetic=corpus_path, policy=policy.model_dump(mode="json")
+    )
 
 
 def build_site(
@@ -132,7 +158,7 @@ def build_site(
 
     With ``base_model`` the bundle also carries an encoder trained on the synthetic corpus
     (the pipeline's train-synthetic stage), exported as ``encoder/`` files."""
-    from site_agent.export.bundle import BundleRequest, build_bundle
+    from site_agent.export.bundle import BundleRequest, build_bundle, write_trained_on
 
     site_dir = root / site_id
     write_jsonl(demo_corpus(site_id, n_test, seed, "test"), site_dir / "01-split" / "test.jsonl")
@@ -142,10 +168,13 @@ def build_site(
     audit_dir = site_dir / "07-audit"
     synthetic = demo_corpus(site_id, n_synthetic, seed, "synthetic")
     write_jsonl(synthetic, audit_dir / "synthetic.jsonl")
-    demo_audit(audit_dir / "synthetic.jsonl", audit_dir / "audit.json")
+    train = site_dir / "01-split" / "train.jsonl"
+    write_jsonl(demo_corpus(site_id, n_synthetic, seed, "train"), train)
+    binding = demo_audit(audit_dir / "synthetic.jsonl", audit_dir / "audit.json", train)
     encoder = None
     if base_model is not None:
         encoder = _train(synthetic, base_model, site_dir / "08-train-synthetic" / "model")
+        write_trained_on(encoder, sha256_file(audit_dir / "synthetic.jsonl"))
     request = BundleRequest(
         site_id=site_id,
         corpus_path=audit_dir / "synthetic.jsonl",
@@ -155,6 +184,7 @@ def build_site(
         config_digest=config_digest({"demo": site_id}),
         base_models={"encoder": str(base_model)} if base_model else {},
         synthetic_encoder_dir=encoder,
+        binding=binding,
     )
     build_bundle(request)
     return DemoSite(site_id, site_dir, keys / "signing.pub", key_id)

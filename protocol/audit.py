@@ -29,6 +29,14 @@ class RuleResult(ProtocolModel):
     metric: str = ""
 
 
+class DroppedDocument(ProtocolModel):
+    """A synthetic document the audit dropped, and every filter that marked it (policy order:
+    the first reason is the one that dropped it). Synthetic ids only, never text."""
+
+    id: str
+    reasons: tuple[str, ...]
+
+
 class AuditReport(ProtocolModel):
     """``audit.json``: every figure, the thresholds, and pass/fail per rule.
 
@@ -37,7 +45,8 @@ class AuditReport(ProtocolModel):
     ``real_corpus_sha256`` and ``input_corpus_sha256`` are content digests of the corpora
     the audit was given (``site_agent.audit.digest.corpus_sha256``: id, text and spans).
     ``measures`` holds each measure's figures before and after filtering
-    (``{"<measure>": {"before": {...}, "after": {...}}}``).
+    (``{"<measure>": {"before": {...}, "after": {...}}}``). ``dropped_documents`` lists
+    every dropped synthetic document with its reasons, in input order.
     """
 
     schema_version: str = SCHEMA_VERSION
@@ -51,6 +60,7 @@ class AuditReport(ProtocolModel):
     n_kept_documents: int
     dropped_by_reason: dict[str, int] = Field(default_factory=dict)
     flagged_by_reason: dict[str, int] = Field(default_factory=dict)
+    dropped_documents: tuple[DroppedDocument, ...] = ()
     measures: dict[str, Any] = Field(default_factory=dict)
     rules: tuple[RuleResult, ...] = ()
     skipped_rules: tuple[str, ...] = ()

@@ -77,10 +77,15 @@ class ArtifactEntry(ProtocolModel):
 
 
 class AuditRecord(ProtocolModel):
-    """The audit that cleared the synthetic corpus of this bundle."""
+    """The audit that cleared the synthetic corpus of this bundle.
+
+    ``real_corpus_sha256`` is the content digest of the site's real training text the audit
+    compared against (``AuditReport.real_corpus_sha256``, re-derived by the export gate).
+    """
 
     report_sha256: Sha256Hex
     corpus_sha256: Sha256Hex
+    real_corpus_sha256: str = ""
     passed: bool
     rules_failed: tuple[str, ...] = ()
 
@@ -98,6 +103,7 @@ class ExportManifest(ProtocolModel):
     n_documents: int = Field(default=0, ge=0)
     artifacts: tuple[ArtifactEntry, ...] = Field(max_length=MAX_ARTIFACTS)
     audit: AuditRecord
+    trained_on_corpus_sha256: str = ""  # file SHA-256 the encoder/site report were trained on
     signer_key_id: str = ""
 
     @model_validator(mode="after")

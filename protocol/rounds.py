@@ -45,6 +45,7 @@ ExclusionReason = Literal[
     "site_mismatch",
     "missing_artifact",
     "unlisted_artifact",
+    "provenance_mismatch",
     "malformed_bundle",
     "duplicate_site",
 ]

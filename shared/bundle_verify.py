@@ -6,16 +6,19 @@ bytes were obtained (a bundle folder, Flower records) is the caller's business; 
 satisfy is decided here only. Checks, in order, the first failure rejecting the bundle with a
 named reason (``protocol.rounds.ExclusionReason``):
 
-1. the manifest is JSON of a schema version this toolkit reads, and a valid
+1. the Ed25519 signature over the exact manifest bytes holds with the site's key (nothing
+   unauthenticated is parsed further);
+2. the manifest is JSON of a schema version this toolkit reads, and a valid
    :class:`~protocol.export.ExportManifest` (whose type refuses unsafe artifact names);
-2. it names the expected site, and the signer key id is the key it is verified with;
-3. the Ed25519 signature over the exact manifest bytes holds;
+3. it names the expected site, and its signer key id is the key it was verified with;
 4. every listed artifact is present with its size and SHA-256, and nothing else is present;
 5. the artifacts are what a bundle may hold: one synthetic corpus, one audit report, at most
    one site report, encoder files only under ``encoder/`` and only in safe formats;
 6. the audit record and the audit report agree, passed, and cover exactly this corpus, and the
    report's verdict follows from its own rules;
-7. the corpus parses, is not empty and has as many documents as the manifest says.
+7. the corpus parses, is not empty and has as many documents as the manifest says;
+8. provenance agrees: the encoder and site report name the audited corpus, audit record and
+   report name the same real text, and the audit's kept/dropped counts add up to the corpus.
 """
 
 from __future__ import annotations
@@ -110,9 +113,7 @@ def parse_manifest(data: bytes) -> ExportManifest:
         ) from exc
 
 
-def _check_signature(
-    manifest: ExportManifest, data: bytes, signature: str, public: Ed25519PublicKey
-) -> str:
+def _check_signature(data: bytes, signature: str, public: Ed25519PublicKey) -> None:
     if len(signature) > MAX_SIGNATURE_CHARS:
         raise BundleRejected("bad_signature", "signature is too long to be an Ed25519 one")
     try:
@@ -123,6 +124,9 @@ def _check_signature(
             "manifest signature does not verify with the site's key (changed after signing, "
             "or signed with another key)",
         ) from exc
+
+
+def _check_signer(manifest: ExportManifest, public: Ed25519PublicKey) -> str:
     expected = key_id(public)
     if manifest.signer_key_id != expected:
         raise BundleRejected(
@@ -225,6 +229,46 @@ def _check_corpus(manifest: ExportManifest, artifacts: Mapping[str, bytes]) -> C
     return corpus
 
 
+def _check_provenance(
+    manifest: ExportManifest, artifacts: Mapping[str, bytes], report: AuditReport, corpus: Corpus
+) -> None:
+    """What was trained or computed on the corpus, and what the audit compared, all agree."""
+    audited = manifest.audit.corpus_sha256
+    trained = any(e.kind in ("encoder_weights", "site_report") for e in manifest.artifacts)
+    if trained and manifest.trained_on_corpus_sha256 != audited:
+        raise BundleRejected(
+            "provenance_mismatch", "the encoder/site report name another corpus than the audited"
+        )
+    site_reports = [e for e in manifest.artifacts if e.kind == "site_report"]
+    for entry in site_reports:
+        try:
+            named = json.loads(artifacts[entry.name]).get("trained_on_corpus_sha256")
+        except (ValueError, AttributeError) as exc:
+            raise BundleRejected(
+                "malformed_bundle", "the site report is not a JSON object"
+            ) from exc
+        if named != audited:
+            raise BundleRejected(
+                "provenance_mismatch", "the site report was computed on another corpus"
+            )
+    if not report.real_corpus_sha256 or report.real_corpus_sha256 != (
+        manifest.audit.real_corpus_sha256
+    ):
+        raise BundleRejected(
+            "provenance_mismatch", "the audit record and report name different real text"
+        )
+    dropped = {d.id for d in report.dropped_documents}
+    kept = {d.id for d in corpus.documents}
+    if (
+        report.n_kept_documents != len(corpus)
+        or len(report.dropped_documents) != report.n_input_documents - report.n_kept_documents
+        or dropped & kept
+    ):
+        raise BundleRejected(
+            "provenance_mismatch", "the audit's document counts do not add up to this corpus"
+        )
+
+
 def verify_bundle_bytes(
     bundle: BundleBytes, public: Ed25519PublicKey, site_id: str | None = None
 ) -> VerifiedContents:
@@ -233,14 +277,16 @@ def verify_bundle_bytes(
     ``public`` is the key the site registered (the coordinator) or its own (the site);
     ``site_id``, when given, is the site the bundle must belong to.
     """
+    _check_signature(bundle.manifest, bundle.signature, public)
     manifest = parse_manifest(bundle.manifest)
     if site_id is not None and manifest.site_id != site_id:
         raise BundleRejected(
             "site_mismatch", f"site {site_id!r} sent a bundle of {manifest.site_id!r}"
         )
-    signer = _check_signature(manifest, bundle.manifest, bundle.signature, public)
+    signer = _check_signer(manifest, public)
     _check_listed(manifest, bundle.artifacts)
     _check_kinds(manifest)
     report = _check_audit(manifest, bundle.artifacts)
     corpus = _check_corpus(manifest, bundle.artifacts)
+    _check_provenance(manifest, bundle.artifacts, report, corpus)
     return VerifiedContents(manifest, report, corpus, signer, sha256_bytes(bundle.manifest))

@@ -3,7 +3,8 @@
 split -> pseudonymise -> annotator -> adapt -> generate -> annotate -> audit ->
 train-synthetic -> export. Each stage gets a folder ``<work_dir>/<NN-name>/`` with a
 ``stage.json``. A stage re-runs when its settings digest or any input hash changed, when its
-artifacts are gone, or when ``from_stage`` names it or an earlier stage.
+artifacts are gone or differ on disk from the hashes its record names, or when
+``from_stage`` names it or an earlier stage.
 """
 
 from __future__ import annotations
@@ -106,13 +107,31 @@ def _resolve_inputs(
     return paths, hashes
 
 
+def artifacts_on_disk(record: StageRecord, folder: Path) -> dict[str, str] | None:
+    """The recorded artifacts hashed as they are on disk now; None when one is missing."""
+    hashes: dict[str, str] = {}
+    for name, stored in record.artifacts.items():
+        path = _artifact_path(folder, stored)
+        if not path.exists():
+            return None
+        hashes[name] = sha256_tree(path)
+    return hashes
+
+
 def can_skip(record: StageRecord | None, digest: str, inputs: dict[str, str], folder: Path) -> bool:
-    """True when the last run completed with the same settings and inputs, artifacts intact."""
+    """True when the last run completed with the same settings and inputs, and every artifact
+    on disk still has the hash recorded when the stage wrote it.
+
+    ``stage.json`` is only a claim: a file replaced after its stage ran (an audit report
+    written by hand, a swapped training split) makes the stage run again. Downstream stages
+    read their input hashes from records checked here, so those are hashes of the files on
+    disk too; each artifact is hashed once per invocation.
+    """
     if record is None or record.status != "completed":
         return False
     if record.config_digest != digest or record.input_hashes != inputs:
         return False
-    return all(_artifact_path(folder, p).exists() for p in record.artifacts.values())
+    return artifacts_on_disk(record, folder) == record.artifact_hashes
 
 
 def _stored(folder: Path, path: Path) -> str:

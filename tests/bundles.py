@@ -1,10 +1,11 @@
 """Bundles for tests: good ones from the real ``build_bundle``, bad ones as an attacker makes them.
 
-``good_bundle`` runs the pipeline's export (gate, copy, hash, sign, self-verify) on a small
-synthetic corpus with an audit report whose rules hold. ``forge`` rewrites a bundle's manifest
-(any JSON, unsafe names included) and re-signs it with a given key, as a site that controls
-its own signing key could; ``raw_received`` packs a folder the way a tampering site would,
-without the site-side verifier, so the coordinator's checks are what is tested.
+``good_bundle`` runs the real audit on a small synthetic corpus against a small real one, then
+the pipeline's export (gate bound to those files, copy, hash, sign, self-verify). ``forge``
+rewrites a bundle's manifest (any JSON, unsafe names included) and re-signs it with a given
+key, as a site that controls its own signing key could; ``raw_received`` packs a folder the
+way a tampering site would, without the site-side verifier, so the coordinator's checks are
+what is tested.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from typing import Any
 from coordinator.transport import safetensors_bytes_to_record
 from coordinator.verify import ReceivedBundle
 from protocol import Corpus, Document, Span
-from protocol.audit import AuditReport, RuleResult
 from shared.corpus_io import write_corpus
 from shared.provenance import sha256_file
 from shared.signing import generate_signing_key, key_id, load_private_key, sign
+from site_agent.audit import AUDITED_CORPUS, AuditBinding, AuditPolicy, run_audit
 from site_agent.export import BundleRequest, build_bundle
+from site_agent.export.bundle import TRAINED_ON_KEY, write_trained_on
+from tests.site_agent.audit.builders import random_corpus
 
 
 @dataclass(frozen=True)
@@ -51,23 +54,16 @@ def synthetic_corpus(n: int = 3) -> Corpus:
     return Corpus(documents=tuple(documents))
 
 
-def passing_audit(corpus_path: Path, out: Path, **fields: Any) -> Path:
-    """An ``audit.json`` whose one rule holds on its figure, covering ``corpus_path``."""
-    n = sum(1 for line in corpus_path.read_text(encoding="utf-8").splitlines() if line.strip())
-    values: dict[str, Any] = {
-        "tool_version": "test",
-        "config_digest": "x",
-        "real_corpus_sha256": "r",
-        "input_corpus_sha256": "i",
-        "audited_corpus_sha256": sha256_file(corpus_path),
-        "n_input_documents": n,
-        "n_kept_documents": n,
-        "rules": (RuleResult(name="ngram_recall_5", measured=0.1, threshold=0.5, passed=True),),
-        "passed": True,
-    }
-    values.update(fields)
-    out.write_text(AuditReport(**values).model_dump_json(), encoding="utf-8")
-    return out
+REAL = Corpus(
+    documents=(
+        Document(
+            id="MRN-4711",
+            text="Paciente Ernesto Rivera Bueno ingresa por dolor abdominal.",
+            spans=(Span(start=9, end=29, label="PER"),),
+        ),
+        *random_corpus(4, 3, "r", words=30).documents,  # BM25 needs terms that are rare
+    )
+)
 
 
 def good_bundle(
@@ -79,23 +75,34 @@ def good_bundle(
     encoder_dir: Path | None = None,
     site_report: dict[str, Any] | None = None,
 ) -> Path:
-    """A bundle the real export stage built and signed."""
-    audit_dir = root / f"{site_id}-audit"
-    corpus = audit_dir / "synthetic.audited.jsonl"
-    write_corpus(synthetic_corpus(n_documents), corpus)
+    """A bundle the real export built and signed, after a real audit of its corpus."""
+    work = root / f"{site_id}-work"
+    write_corpus(REAL, work / "train.jsonl")
+    synthetic = synthetic_corpus(n_documents)
+    write_corpus(synthetic, work / "synthetic.jsonl")
+    report = run_audit(REAL, synthetic, AuditPolicy(), work / "audit")
+    corpus = work / "audit" / AUDITED_CORPUS
+    assert report.passed and report.n_kept_documents == n_documents, report.failed_rules
+    trained_on = sha256_file(corpus)
+    if encoder_dir is not None:
+        write_trained_on(encoder_dir, trained_on)
     report_path = None
     if site_report is not None:
-        report_path = audit_dir / "site_report.json"
-        report_path.write_text(json.dumps(site_report), encoding="utf-8")
+        report_path = work / "site_report.json"
+        values = {**site_report, TRAINED_ON_KEY: trained_on}
+        report_path.write_text(json.dumps(values), encoding="utf-8")
     bundle, _ = build_bundle(
         BundleRequest(
             site_id=site_id,
             corpus_path=corpus,
-            audit_report_path=passing_audit(corpus, audit_dir / "audit.json"),
+            audit_report_path=work / "audit" / "audit.json",
             signing_key_path=keys.private,
             outbox=root / f"{site_id}-outbox",
             config_digest="test",
             base_models={"generator": "tiny"},
+            binding=AuditBinding(
+                real=work / "train.jsonl", synthetic=work / "synthetic.jsonl", policy={}
+            ),
             synthetic_encoder_dir=encoder_dir,
             site_report_path=report_path,
         )

@@ -5,12 +5,14 @@ drops risky documents and judges the policy's rules; ``require_passing_audit`` i
 gate that refuses any corpus not covered by a passing report.
 """
 
+from site_agent.audit.binding import AuditBinding
 from site_agent.audit.gate import require_passing_audit
 from site_agent.audit.policy import AuditPolicy, PolicyRule, load_policy
 from site_agent.audit.run import AUDITED_CORPUS, run_audit
 
 __all__ = [
     "AUDITED_CORPUS",
+    "AuditBinding",
     "AuditPolicy",
     "PolicyRule",
     "load_policy",

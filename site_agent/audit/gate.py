@@ -5,7 +5,10 @@ There is deliberately no way to skip this check. Each refusal names the rule tha
 - ``audit_report_present``: there is no ``audit.json`` next to the corpus (or where given);
 - ``audit_report_valid``: the report cannot be read, or its verdict contradicts its rules;
 - the names of the failing policy rules, when the audit did not pass;
-- ``audited_corpus_hash``: the corpus changed after it was audited (stale report).
+- ``audited_corpus_hash``: the corpus changed after it was audited (stale report);
+- with an :class:`AuditBinding` (the export always gives one), the rules of
+  ``site_agent.audit.binding``: the report must be this site's audit of this run's files,
+  its verdict re-derived from the site policy.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pydantic import ValidationError
 from protocol.audit import AuditReport
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_file
+from site_agent.audit.binding import AuditBinding, check_binding
 from site_agent.audit.report import AUDIT_JSON
 
 
@@ -56,10 +60,13 @@ def _load(audit_json_path: Path) -> AuditReport:
     return report
 
 
-def require_passing_audit(corpus_path: Path, audit_json_path: Path | None = None) -> AuditReport:
+def require_passing_audit(
+    corpus_path: Path, audit_json_path: Path | None = None, binding: AuditBinding | None = None
+) -> AuditReport:
     """The report that clears ``corpus_path`` for export; raises ExportRefusedError otherwise.
 
-    ``audit_json_path`` defaults to ``audit.json`` in the corpus's folder.
+    ``audit_json_path`` defaults to ``audit.json`` in the corpus's folder. ``binding`` names
+    the site's own files and policy; without it only the report's self-consistency is checked.
     """
     corpus_path = Path(corpus_path)
     report = _load(Path(audit_json_path) if audit_json_path else corpus_path.parent / AUDIT_JSON)
@@ -83,4 +90,6 @@ def require_passing_audit(corpus_path: Path, audit_json_path: Path | None = None
             f"(sha256 {report.audited_corpus_sha256[:16]}…): the report is stale",
             "export the synthetic.audited.jsonl the audit wrote, or audit this file",
         )
+    if binding is not None:
+        check_binding(report, corpus_path, binding)
     return report

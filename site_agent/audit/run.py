@@ -16,13 +16,14 @@ import logging
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from protocol import Corpus
-from protocol.audit import AuditReport, CanarySet
+from protocol.audit import AuditReport, CanarySet, DroppedDocument
 from shared.corpus_io import write_corpus
 from shared.errors import ConfigError
 from shared.provenance import config_digest, make_provenance, sha256_file, tool_version
@@ -81,10 +82,28 @@ def _measure(
     return {name: result for name, result in done.items() if result is not None}
 
 
-def apply_filters(
-    context: AuditContext, results: dict[str, MeasureResult]
-) -> tuple[np.ndarray, dict[str, int], dict[str, int]]:
-    """(kept mask, documents dropped per first reason, documents flagged per filter)."""
+@dataclass(frozen=True)
+class FilterOutcome:
+    """Which documents are kept, and why the others were dropped."""
+
+    kept: np.ndarray
+    dropped_by_reason: dict[str, int]
+    flagged_by_reason: dict[str, int]
+    marks: dict[str, np.ndarray]  # filter name -> every document it marked
+
+    def dropped_documents(self, corpus: Corpus) -> tuple[DroppedDocument, ...]:
+        """Every dropped document with the filters that marked it (the first one dropped it)."""
+        return tuple(
+            DroppedDocument(
+                id=doc.id, reasons=tuple(name for name, m in self.marks.items() if m[index])
+            )
+            for index, doc in enumerate(corpus.documents)
+            if not self.kept[index]
+        )
+
+
+def apply_filters(context: AuditContext, results: dict[str, MeasureResult]) -> FilterOutcome:
+    """Run the policy's filters in order: kept mask, counts per reason, marks per filter."""
     registry = filters()
     unknown = [name for name in context.policy.filters.enabled if name not in registry]
     if unknown:
@@ -94,13 +113,15 @@ def apply_filters(
     alive = np.ones(len(context.synthetic.documents), dtype=bool)
     dropped: dict[str, int] = {}
     flagged: dict[str, int] = {}
+    marks: dict[str, np.ndarray] = {}
     for name in context.policy.filters.enabled:
-        raw = registry[name](FilterInput(context, results, alive.copy()))
+        raw = np.asarray(registry[name](FilterInput(context, results, alive.copy())), dtype=bool)
         marked = raw & alive
+        marks[name] = raw
         flagged[name] = int(raw.sum())
         dropped[name] = int(marked.sum())
         alive &= ~marked
-    return alive, dropped, flagged
+    return FilterOutcome(alive, dropped, flagged, marks)
 
 
 def _figures(results: dict[str, MeasureResult], kept: np.ndarray) -> dict[str, Any]:
@@ -109,9 +130,11 @@ def _figures(results: dict[str, MeasureResult], kept: np.ndarray) -> dict[str, A
     return figures
 
 
-def _digest(
+def audit_settings_digest(
     policy: AuditPolicy, tokenizer: Any, extra: tuple[ExtraSurface, ...], canaries: CanarySet | None
 ) -> str:
+    """``config_digest`` of ``audit.json``: policy, tokenizer, extra PII surfaces, canaries
+    (the export gate recomputes it from the site's own settings and files)."""
     extra_digest = hashlib.sha256(repr(sorted(map(repr, extra))).encode()).hexdigest()
     return config_digest(
         {
@@ -150,12 +173,13 @@ def run_audit(
     timings: dict[str, float] = {}
     results = _measure(context, timings, workers)
     started = time.perf_counter()
-    kept, dropped, flagged = apply_filters(context, results)
+    outcome = apply_filters(context, results)
+    kept = outcome.kept
     timings["filters"] = round(time.perf_counter() - started, 3)
     before = _figures(results, np.ones(len(kept), dtype=bool))
     after = _figures(results, kept)
     rules, skipped = evaluate(policy.rules, {"before": flatten(before), "after": flatten(after)})
-    digest = _digest(policy, tokenizer, extra, canaries)
+    digest = audit_settings_digest(policy, tokenizer, extra, canaries)
     input_sha = corpus_sha256(synthetic)
     audited = Corpus.model_construct(  # the documents were validated with the input corpus
         documents=tuple(d for d, keep in zip(synthetic.documents, kept, strict=True) if keep),
@@ -178,8 +202,9 @@ def run_audit(
         audited_corpus_sha256=sha256_file(out_dir / AUDITED_CORPUS),
         n_input_documents=len(synthetic.documents),
         n_kept_documents=int(kept.sum()),
-        dropped_by_reason=dropped,
-        flagged_by_reason=flagged,
+        dropped_by_reason=outcome.dropped_by_reason,
+        flagged_by_reason=outcome.flagged_by_reason,
+        dropped_documents=outcome.dropped_documents(synthetic),
         measures={name: {"before": before[name], "after": after[name]} for name in before},
         rules=tuple(rules),
         skipped_rules=tuple(skipped),

@@ -10,10 +10,12 @@ built in a temporary folder, re-hashed, and only then moved into the outbox.
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import (
@@ -33,6 +35,9 @@ from shared.signing import key_id, load_private_key, sign
 from site_agent.export.gate import assert_audited
 from site_agent.export.redact import redact_real_ids
 
+if TYPE_CHECKING:
+    from site_agent.audit.binding import AuditBinding
+
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.json.sig"
 CORPUS_NAME = "synthetic.jsonl"
@@ -40,12 +45,23 @@ AUDIT_NAME = "audit.json"
 REPORT_NAME = "site_report.json"
 SIGNER_PUBLIC_KEY = "signer.pub.pem"  # beside the bundles: what the site verifies them with
 ENCODER_DIR = "encoder"
-ENCODER_EXCLUDED = ("trainer_state.json", "training_args.json", "eval_results.json")
+TRAINED_ON = "trained_on.json"  # {"trained_on_corpus_sha256": ...}; checked, not shipped
+ENCODER_EXCLUDED = (
+    "trainer_state.json",
+    "training_args.json",
+    "eval_results.json",
+    TRAINED_ON,
+)
+TRAINED_ON_KEY = "trained_on_corpus_sha256"
 
 
 @dataclass(frozen=True)
 class BundleRequest:
-    """Everything the export needs; ``gold_annotator_sha256`` guards against a mix-up."""
+    """Everything the export needs; ``gold_annotator_sha256`` guards against a mix-up.
+
+    ``binding`` names this site's own real training text, synthetic corpus and audit policy;
+    the gate checks the audit report against them (there is no export without it).
+    """
 
     site_id: str
     corpus_path: Path
@@ -54,6 +70,7 @@ class BundleRequest:
     outbox: Path
     config_digest: str
     base_models: dict[str, str]
+    binding: AuditBinding
     synthetic_encoder_dir: Path | None = None
     site_report_path: Path | None = None
     gold_annotator_sha256: str | None = None
@@ -82,6 +99,39 @@ def _check_encoder(request: BundleRequest) -> None:
             f"{encoder}: these are the gold-trained annotator's weights, which never leave "
             "the site; fix: export the encoder trained on the synthetic corpus"
         )
+
+
+def write_trained_on(encoder_dir: Path, corpus_sha256: str) -> None:
+    """Stamp into an encoder folder the SHA-256 of the corpus file it was trained on."""
+    atomic_write_text(encoder_dir / TRAINED_ON, json.dumps({TRAINED_ON_KEY: corpus_sha256}))
+
+
+def _named_corpus(path: Path) -> str:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get(TRAINED_ON_KEY, "")
+    except (OSError, ValueError, AttributeError):
+        value = ""
+    return value if isinstance(value, str) else ""
+
+
+def trained_on(request: BundleRequest, audited_sha256: str) -> str:
+    """The corpus hash the exported encoder and site report name; refuse unless it is the
+    audited corpus (what trained on anything else must not leave with this audit)."""
+    named = {}
+    if request.synthetic_encoder_dir is not None:
+        named[request.synthetic_encoder_dir / TRAINED_ON] = "encoder"
+    if request.site_report_path is not None:
+        named[request.site_report_path] = "site report"
+    for path, what in named.items():
+        found = _named_corpus(path)
+        if found != audited_sha256:
+            raise ExportRefusedError(
+                f"export refused by rule 'trained_on_audited_corpus': the {what} ({path}) "
+                f"names training corpus {found[:16] or 'none'}…, the audit cleared "
+                f"{audited_sha256[:16]}…; fix: re-run train-synthetic on the audited corpus "
+                "(site-agent synthesize --from train-synthetic)"
+            )
+    return audited_sha256 if named else ""
 
 
 def _copy(source: Path, bundle: Path, name: str, kind: ArtifactKind) -> ArtifactEntry:
@@ -117,9 +167,10 @@ def _labels_and_count(corpus_path: Path) -> tuple[tuple[str, ...], int]:
 
 def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
     """Gate, copy, hash, sign; return the bundle folder and its manifest."""
-    report = assert_audited(request.corpus_path, request.audit_report_path)
+    report = assert_audited(request.corpus_path, request.audit_report_path, request.binding)
     assert request.audit_report_path is not None  # assert_audited refused otherwise
     _check_encoder(request)
+    trained_on_sha = trained_on(request, report.audited_corpus_sha256)
     key = load_private_key(request.signing_key_path)
     now = datetime.now(UTC)
     bundle_dir = request.outbox / _bundle_id(request.site_id, report.audited_corpus_sha256, now)
@@ -154,9 +205,11 @@ def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
             audit=AuditRecord(
                 report_sha256=entries[1].sha256,
                 corpus_sha256=report.audited_corpus_sha256,
+                real_corpus_sha256=report.real_corpus_sha256,
                 passed=report.passed,
                 rules_failed=report.failed_rules,
             ),
+            trained_on_corpus_sha256=trained_on_sha,
             signer_key_id=key_id(key.public_key()),
         )
         data = manifest.model_dump_json(indent=2).encode("utf-8")

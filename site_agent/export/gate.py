@@ -1,7 +1,10 @@
 """The export gate: only the exact corpus file a passing audit covered may leave the site.
 
-This check always runs; there is no option that skips it. When the audit package provides
-its own gate (``require_passing_audit``) that runs too, so both must agree.
+This check always runs; there is no option that skips it. The audit package's gate
+(``require_passing_audit``) runs too, bound to the site's own files and policy: it recomputes
+every hash the report names and re-derives the verdict from the site policy, so a report of
+another audit (other real text, other thresholds, edited figures) cannot clear an export.
+Without the audit package nothing can be re-derived, so nothing leaves.
 """
 
 from __future__ import annotations
@@ -9,25 +12,37 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protocol.audit import AuditReport
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_file
 
+if TYPE_CHECKING:
+    from site_agent.audit.binding import AuditBinding
 
-def _audit_gate() -> Callable[[Path, Path], AuditReport] | None:
+
+def _audit_gate() -> Callable[[Path, Path, AuditBinding], AuditReport]:
     try:
         module = importlib.import_module("site_agent.audit")
     except ModuleNotFoundError as exc:
         if exc.name not in {"site_agent.audit"}:
             raise
-        return None
+        module = None
     gate = getattr(module, "require_passing_audit", None)
-    return gate if callable(gate) else None
+    if not callable(gate):
+        raise ExportRefusedError(
+            "the privacy audit package (site_agent.audit) is not installed, so the audit "
+            "cannot be checked against this site's data; fix: install the full toolkit"
+        )
+    return gate
 
 
-def assert_audited(corpus_path: Path, report_path: Path | None) -> AuditReport:
-    """The audit report for ``corpus_path``; refuse unless it passed and covers this file."""
+def assert_audited(
+    corpus_path: Path, report_path: Path | None, binding: AuditBinding
+) -> AuditReport:
+    """The audit report for ``corpus_path``; refuse unless it passed, covers this file, and
+    is this site's audit of ``binding``'s files under its policy."""
     if report_path is None or not report_path.exists():
         raise ExportRefusedError(
             f"no audit report for {corpus_path}: nothing leaves the site without a passing "
@@ -46,7 +61,4 @@ def assert_audited(corpus_path: Path, report_path: Path | None) -> AuditReport:
             f"{report.audited_corpus_sha256[:16]}... named in {report_path}; "
             "fix: export the corpus file the audit wrote, or re-run the audit"
         )
-    gate = _audit_gate()
-    if gate is not None:
-        report = gate(corpus_path, report_path)
-    return report
+    return _audit_gate()(corpus_path, report_path, binding)

@@ -33,17 +33,22 @@ def audited_corpus_file(out_dir: Path, report: AuditReport) -> Path:
     )
 
 
+def pii_surfaces(surrogates: Path) -> list[tuple[str, str]]:
+    """The ``(label, surrogate)`` pairs the generator saw instead of real PII (searched too)."""
+    records = read_surrogates(surrogates)
+    return sorted({(r.label, r.surrogate) for r in records if r.surrogate != r.original})
+
+
 def audit_synthetic(
     inputs: dict[str, Path], config: SiteConfig, out_dir: Path
 ) -> tuple[AuditReport, Path]:
     """Audit the annotated synthetic corpus against the gold training split."""
-    records = read_surrogates(inputs["pseudonymise.surrogates"])
     canaries = inputs["pseudonymise.canaries"]
     report = engines.audit(
         real=read_corpus(inputs["split.train"]),
         synthetic=read_corpus(inputs["annotate.corpus"]),
         policy=config.audit.policy,
-        surrogates=sorted({(r.label, r.surrogate) for r in records if r.surrogate != r.original}),
+        surrogates=pii_surfaces(inputs["pseudonymise.surrogates"]),
         canaries=canaries if canaries.stat().st_size else None,
         tokenizer=engines.model_reference(config.adapt.base_model),
         out_dir=out_dir,

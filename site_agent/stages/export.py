@@ -1,19 +1,54 @@
 """Stage 9, export: the signed bundle in ``<work_dir>/outbox/<bundle-id>/``.
 
 Only audited synthetic data and what was trained on it leave; the audit gate inside
-``build_bundle`` cannot be switched off.
+``build_bundle`` cannot be switched off. The stage binds it to this site: the real training
+text is re-derived from the gold corpus file on disk and must equal ``split.train``; the
+gate then checks the audit report against that text, the synthetic corpus the pipeline
+generated and the site config's audit policy, PII surrogates and canaries.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol.site_config import SiteConfig
+from shared.corpus_io import read_corpus
 from shared.errors import ConfigError
 from shared.provenance import config_digest
 from site_agent.export import BundleRequest, build_bundle
+from site_agent.stages import engines
+from site_agent.stages.audit import pii_surfaces
 from site_agent.stages.base import Stage, StageContext, StageOutput
+from site_agent.stages.split import training_split
+
+if TYPE_CHECKING:
+    from site_agent.audit.binding import AuditBinding
+
+
+def audit_binding(config: SiteConfig, inputs: dict[str, Path]) -> AuditBinding:
+    """What the audit must have compared; refuse when ``split.train`` is not the training
+    split of the gold corpus file now on disk."""
+    from site_agent.audit.binding import AuditBinding, refuse
+    from site_agent.audit.digest import corpus_sha256
+
+    train = inputs["split.train"]
+    expected = corpus_sha256(training_split(config))
+    if corpus_sha256(read_corpus(train)) != expected:
+        raise refuse(
+            "training_split",
+            f"{train} is not the training split of the gold corpus {config.corpus.path} "
+            "(the file was replaced or the corpus changed)",
+            "re-run the pipeline from split (site-agent synthesize --from split)",
+        )
+    return AuditBinding(
+        real=train,
+        synthetic=inputs["annotate.corpus"],
+        policy=config.audit.policy,
+        pii_surfaces=tuple(pii_surfaces(inputs["pseudonymise.surrogates"])),
+        canaries=inputs["pseudonymise.canaries"],
+        tokenizer=engines.model_reference(config.adapt.base_model),
+    )
 
 
 def export_request(
@@ -42,6 +77,7 @@ def export_request(
             inputs["train-synthetic.report"] if config.export.include_site_report else None
         ),
         gold_annotator_sha256=gold_sha,
+        binding=audit_binding(config, inputs),
     )
 
 
@@ -73,6 +109,11 @@ STAGE = Stage(
         "train-synthetic.model",
         "train-synthetic.report",
         "annotator.model",  # its hash only: proves the exported encoder is not this one
+        # what the audit must have compared (the gate re-hashes them):
+        "split.train",
+        "annotate.corpus",
+        "pseudonymise.surrogates",
+        "pseudonymise.canaries",
     ),
     description="sign and bundle what may leave the site",
 )

@@ -34,6 +34,7 @@ class SiteReport(ProtocolModel):
     real_diagnostics: CorpusDiagnostics
     synthetic_diagnostics: CorpusDiagnostics
     settings: dict[str, Any]
+    trained_on_corpus_sha256: str = ""  # SHA-256 of the audited corpus file trained on
 
 
 def headline(report: EvaluationReport) -> ModelScores:

@@ -49,12 +49,24 @@ def split_with_fallback(
     return parts, settings.group_by_source
 
 
+def split_gold(corpus: CorpusSection, settings: SplitSection) -> tuple[dict[str, Corpus], bool]:
+    """The splits carved out of the gold corpus file as it is on disk now (deterministic)."""
+    gold = read_corpus(corpus.path, corpus.format)
+    return split_with_fallback(gold, wanted_fractions(corpus, settings), settings)
+
+
+def training_split(config: SiteConfig) -> Corpus:
+    """The real training text this site's config gives: re-derived from the gold corpus file,
+    so that an export can check the work dir's ``train.jsonl`` against it."""
+    return split_gold(config.corpus, config.split)[0]["train"]
+
+
 def split_gold_corpus(
     corpus: CorpusSection, settings: SplitSection, out_dir: Path
 ) -> tuple[SplitFiles, bool]:
     """Write ``train.jsonl``, ``validation.jsonl``, ``test.jsonl``; say if grouped by source."""
-    gold = read_corpus(corpus.path, corpus.format)
-    parts, grouped = split_with_fallback(gold, wanted_fractions(corpus, settings), settings)
+    parts, grouped = split_gold(corpus, settings)
+    gold_size = sum(len(part) for part in parts.values())
     if corpus.validation_path is not None:
         parts["validation"] = read_corpus(corpus.validation_path, corpus.format)
     if corpus.test_path is not None:
@@ -62,7 +74,7 @@ def split_gold_corpus(
     empty = [name for name, part in parts.items() if len(part) == 0]
     if empty:
         raise UsageError(
-            f"{corpus.path}: {len(gold)} documents leave the {', '.join(empty)} split(s) "
+            f"{corpus.path}: {gold_size} documents leave the {', '.join(empty)} split(s) "
             "empty; fix: use a larger corpus, raise the split fractions, or give "
             "corpus.validation_path / corpus.test_path"
         )

@@ -2,7 +2,9 @@
 
 A fresh encoder is fine-tuned on the synthetic corpus alone (same base model and
 hyperparameters as the gold annotator; its validation slice is synthetic too, so nothing
-real shapes the weights that may be exported). Both annotators are then scored on the test
+real shapes the weights that may be exported). The encoder folder (``trained_on.json``) and
+the site report name the SHA-256 of the audited corpus file they came from, which the
+export checks against the audit. Both annotators are then scored on the test
 split, which nothing else in the pipeline reads.
 """
 
@@ -17,7 +19,9 @@ from protocol import Corpus, Document
 from protocol.site_config import SiteConfig
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
+from shared.provenance import sha256_file
 from shared.splits import split_corpus
+from site_agent.export.bundle import write_trained_on
 from site_agent.stages import engines
 from site_agent.stages.base import Stage, StageContext, StageOutput
 from site_agent.stages.site_report import SiteReport, headline, render_markdown
@@ -49,6 +53,7 @@ def train_and_compare(
     from shared.metrics import corpus_diagnostics, evaluate
 
     synthetic = read_corpus(inputs["audit.corpus"])
+    trained_on = sha256_file(inputs["audit.corpus"])
     train, validation = synthetic_train_validation(synthetic, config.annotator.training.seed)
     trained = engines.train_encoder(
         train,
@@ -58,6 +63,7 @@ def train_and_compare(
         out_dir / "model",
         progress,
     )
+    write_trained_on(trained.model_dir, trained_on)
     test = read_corpus(inputs["split.test"])
     blind = without_spans(test)
     evaluations = {
@@ -81,6 +87,7 @@ def train_and_compare(
             "base_model": config.annotator.base_model,
             **config.annotator.training.model_dump(),
         },
+        trained_on_corpus_sha256=trained_on,
     )
     return trained.model_dir, report
 

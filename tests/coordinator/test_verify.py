@@ -124,7 +124,12 @@ def test_encoder_weights_travel_as_arrays_and_still_verify(
                 size_bytes=target.stat().st_size,
             ).model_dump()
         )  # fmt: skip
-    resign(bundle, lambda m: m["artifacts"].extend(entries))
+
+    def add_encoder(m: dict) -> None:
+        m["artifacts"].extend(entries)
+        m["trained_on_corpus_sha256"] = m["audit"]["corpus_sha256"]
+
+    resign(bundle, add_encoder)
     got = received(bundle)
     assert set(got.weights) == {"encoder/model.safetensors"}
     assert "encoder/config.json" in got.files

@@ -345,6 +345,32 @@ CASES: list[tuple[str, Callable[[World], None], str]] = [
     ),
     ("report schema newer", _report_edit(lambda r: r.update(schema_version="2")), "schema_version"),
     ("report not JSON", _replace("audit_report", b"not json"), "audit_failed"),
+    # provenance
+    (
+        "encoder trained on another corpus",
+        _resign(lambda m: m.update(trained_on_corpus_sha256="0" * 64)),
+        "provenance_mismatch",
+    ),
+    (
+        "site report of another corpus",
+        lambda w: _replace("site_report", b'{"trained_on_corpus_sha256": "x"}')(w),
+        "provenance_mismatch",
+    ),
+    (
+        "record names other real text",
+        _resign(lambda m: m["audit"].update(real_corpus_sha256="0" * 64)),
+        "provenance_mismatch",
+    ),
+    (
+        "report names other real text",
+        _report_edit(lambda r: r.update(real_corpus_sha256="0" * 64)),
+        "provenance_mismatch",
+    ),
+    (
+        "dropped documents hidden",
+        _report_edit(lambda r: r.update(n_input_documents=r["n_input_documents"] + 1)),
+        "provenance_mismatch",
+    ),
     # the corpus
     ("corpus empty", _forged_corpus(b""), "malformed_bundle"),
     ("corpus not JSONL", _forged_corpus(b"{not json}\n"), "malformed_bundle"),

@@ -2,34 +2,54 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from protocol import Corpus, Document, Span
-from protocol.audit import AuditReport, RuleResult
+from protocol.audit import AuditReport
 from shared.corpus_io import write_corpus
 from shared.errors import ExportRefusedError, VerificationError
 from shared.provenance import sha256_file, sha256_tree
 from shared.signing import generate_signing_key
+from site_agent.audit import AUDITED_CORPUS, AuditBinding, AuditPolicy, run_audit
+from site_agent.audit.digest import corpus_sha256
 from site_agent.export import BundleRequest, build_bundle, verify_bundle
+from site_agent.export.bundle import TRAINED_ON_KEY, write_trained_on
+from tests.site_agent.audit.builders import random_corpus
+
+REAL = Corpus(
+    documents=(
+        Document(
+            id="MRN-4711-smith",
+            text="Paciente Ernesto Rivera Bueno ingresa por dolor abdominal.",
+            spans=(Span(start=9, end=29, label="PER"),),
+        ),
+        *random_corpus(4, 3, "r", words=30).documents,  # BM25 needs terms that are rare
+    )
+)
+SYNTHETIC = Corpus(
+    documents=(
+        Document(
+            id="s1",
+            text="Dr Ana Ruiz ingresa por dolor abdominal.",
+            spans=(Span(start=3, end=11, label="PER"),),
+        ),
+        Document(id="s2", text="Follow-up next week.", spans=()),
+    )
+)
+COPY = Document(id="s3", text=REAL.documents[0].text, spans=REAL.documents[0].spans)
+NO_FILTERS: dict = {"filters": {"enabled": []}}
 
 
 @pytest.fixture
 def site(tmp_path: Path) -> dict[str, Path]:
-    corpus = Corpus(
-        documents=(
-            Document(
-                id="s1",
-                text="Dr Ana Ruiz saw the patient.",
-                spans=(Span(start=3, end=11, label="PER"),),
-            ),
-            Document(id="s2", text="Follow-up next week.", spans=()),
-        )
-    )
-    corpus_path = tmp_path / "audit" / "synthetic.audited.jsonl"
-    write_corpus(corpus, corpus_path)
+    write_corpus(REAL, tmp_path / "train.jsonl")
+    write_corpus(SYNTHETIC, tmp_path / "synthetic.jsonl")
+    corpus_path = tmp_path / "audit" / AUDITED_CORPUS
     encoder = tmp_path / "encoder"
     encoder.mkdir()
     (encoder / "model.safetensors").write_bytes(b"synthetic weights")
@@ -49,33 +69,20 @@ def site(tmp_path: Path) -> dict[str, Path]:
     }
 
 
-def _audit(site: dict[str, Path], passed: bool = True, sha: str | None = None) -> Path:
-    pairs = [{"synthetic_id": "syn-0-0", "real_id": "MRN-4711-smith", "rouge5": 0.2}]
-    report = AuditReport(
-        measures={"nearest_real": {"before": {"pairs": pairs}}},
-        tool_version="test",
-        config_digest="x",
-        real_corpus_sha256="r",
-        input_corpus_sha256="i",
-        audited_corpus_sha256=sha or sha256_file(site["corpus"]),
-        n_input_documents=2,
-        n_kept_documents=2,
-        rules=(
-            RuleResult(
-                name="ngram_recall_5",
-                measured=0.9 if not passed else 0.1,
-                threshold=0.5,
-                passed=passed,
-            ),
-        ),
-        passed=passed,
-    )
-    path = site["corpus"].parent / "audit.json"
-    path.write_text(report.model_dump_json())
-    return path
+def _audit(site: dict[str, Path], passed: bool = True) -> Path:
+    """A real audit of the site's synthetic corpus (failing: a copied note, no filters)."""
+    synthetic = SYNTHETIC if passed else Corpus(documents=(*SYNTHETIC.documents, COPY))
+    write_corpus(synthetic, site["root"] / "synthetic.jsonl")
+    policy = AuditPolicy() if passed else AuditPolicy.model_validate(NO_FILTERS)
+    run_audit(REAL, synthetic, policy, site["corpus"].parent)
+    return site["corpus"].parent / "audit.json"
 
 
 def _request(site: dict[str, Path], audit: Path | None, **kw: object) -> BundleRequest:
+    if site["corpus"].exists():  # what train-synthetic stamps: the corpus it trained on
+        trained_on = sha256_file(site["corpus"])
+        write_trained_on(site["encoder"], trained_on)
+        site["report"].write_text(json.dumps({"token_f1_gap": 0.1, TRAINED_ON_KEY: trained_on}))
     fields: dict = dict(
         site_id="h1",
         corpus_path=site["corpus"],
@@ -86,6 +93,11 @@ def _request(site: dict[str, Path], audit: Path | None, **kw: object) -> BundleR
         base_models={"generator": "tiny"},
         synthetic_encoder_dir=site["encoder"],
         site_report_path=site["report"],
+        binding=AuditBinding(
+            real=site["root"] / "train.jsonl",
+            synthetic=site["root"] / "synthetic.jsonl",
+            policy={},
+        ),
     )
     fields.update(kw)
     return BundleRequest(**fields)
@@ -104,11 +116,14 @@ def test_bundle_is_signed_and_verifies(site: dict[str, Path]) -> None:
     }
     assert manifest.n_documents == 2 and manifest.labels == ("PER",)
     assert manifest.audit.passed and manifest.audit.corpus_sha256 == sha256_file(site["corpus"])
+    assert manifest.trained_on_corpus_sha256 == manifest.audit.corpus_sha256
+    assert manifest.audit.real_corpus_sha256 == corpus_sha256(REAL)
     assert verify_bundle(bundle, site["pub"]) == manifest
     assert not (bundle / "encoder" / "training_args.bin").exists()
 
 
 def test_export_refuses_without_an_audit_report(site: dict[str, Path]) -> None:
+    _audit(site)
     with pytest.raises(ExportRefusedError, match="without a passing privacy audit"):
         build_bundle(_request(site, None))
     with pytest.raises(ExportRefusedError, match="without a passing privacy audit"):
@@ -117,7 +132,7 @@ def test_export_refuses_without_an_audit_report(site: dict[str, Path]) -> None:
 
 
 def test_export_refuses_a_failed_audit(site: dict[str, Path]) -> None:
-    with pytest.raises(ExportRefusedError, match="ngram_recall_5"):
+    with pytest.raises(ExportRefusedError, match="exact_duplicates_of_real"):
         build_bundle(_request(site, _audit(site, passed=False)))
 
 
@@ -130,15 +145,29 @@ def test_export_refuses_a_corpus_other_than_the_audited_one(site: dict[str, Path
 
 
 def test_export_refuses_the_gold_annotator(site: dict[str, Path]) -> None:
+    request = _request(site, _audit(site))
     gold_sha = sha256_tree(site["encoder"])
     with pytest.raises(ExportRefusedError, match="gold-trained"):
-        build_bundle(_request(site, _audit(site), gold_annotator_sha256=gold_sha))
+        build_bundle(dataclasses.replace(request, gold_annotator_sha256=gold_sha))
 
 
 def test_export_refuses_an_encoder_without_safetensors(site: dict[str, Path]) -> None:
     (site["encoder"] / "model.safetensors").unlink()
     with pytest.raises(ExportRefusedError, match="safetensors"):
         build_bundle(_request(site, _audit(site)))
+
+
+@pytest.mark.parametrize("stale", ["encoder", "site_report"])
+def test_export_refuses_what_was_trained_on_another_corpus(
+    site: dict[str, Path], stale: str
+) -> None:
+    request = _request(site, _audit(site))
+    if stale == "encoder":
+        write_trained_on(site["encoder"], "0" * 64)
+    else:
+        site["report"].write_text('{"token_f1_gap": 0.1}')
+    with pytest.raises(ExportRefusedError, match="'trained_on_audited_corpus'"):
+        build_bundle(request)
 
 
 def test_encoder_is_optional(site: dict[str, Path]) -> None:
@@ -183,7 +212,8 @@ def test_real_document_ids_are_pseudonymised_in_the_bundle(site: dict[str, Path]
     shipped = (first / "audit.json").read_text()
     assert "MRN-4711-smith" not in shipped and "MRN-4711-smith" in audit.read_text()
     report = AuditReport.model_validate_json(shipped)
-    (pair,) = report.measures["nearest_real"]["before"]["pairs"]
-    assert pair["synthetic_id"] == "syn-0-0" and pair["real_id"].startswith("real-")
+    pairs = report.measures["nearest_real"]["after"]["highest_risk_pairs"]
+    assert pairs and {p["synthetic_id"] for p in pairs} <= {"s1", "s2"}
+    assert all(p["real_id"].startswith("real-") for p in pairs)
     second, _ = build_bundle(_request(site, audit, outbox=site["root"] / "outbox2"))
     assert (second / "audit.json").read_bytes() == shipped.encode()  # stable for the site

@@ -120,3 +120,36 @@ def test_rerun_skips_and_from_restarts(site: tuple[SiteConfig, Path]) -> None:
     assert {r.status for r in run_pipeline(config)} == {"skipped"}
     runs = run_pipeline(config, from_stage="audit")
     assert [r.status for r in runs] == ["skipped"] * 6 + ["ran"] * 3
+
+
+def test_the_probe_of_issue_11_cannot_export_the_training_split(
+    site: tuple[SiteConfig, Path],
+) -> None:
+    """``audit --real <unrelated> --synthetic <split.train> --out 07-audit``, then export: the
+    audit stage sees its files changed and runs again; with stage.json forged to match, the
+    export gate refuses the report (it audited other real text)."""
+    from protocol import Corpus, Document
+    from shared.corpus_io import read_corpus
+    from shared.errors import ExportRefusedError
+    from site_agent.audit import AuditPolicy, run_audit
+    from site_agent.pipeline import artifacts_on_disk
+
+    config, _ = site
+    audit_dir = config.work_dir / "07-audit"
+    train = read_corpus(config.work_dir / "01-split" / "train.jsonl")
+    unrelated = Corpus(documents=(Document(id="u", text="lorem ipsum dolor sit amet"),))
+
+    def probe() -> None:
+        run_audit(unrelated, train, AuditPolicy(), audit_dir)
+
+    probe()
+    runs = run_pipeline(config, from_stage="export")
+    # the audit re-ran honestly (same result, so train-synthetic stays valid), export too
+    assert [r.status for r in runs][6:] == ["ran", "skipped", "ran"]
+    probe()
+    record = read_record(audit_dir)
+    assert record is not None
+    forged = record.model_copy(update={"artifact_hashes": artifacts_on_disk(record, audit_dir)})
+    (audit_dir / "stage.json").write_text(forged.model_dump_json())
+    with pytest.raises(ExportRefusedError, match="'audit_real_corpus'"):
+        run_pipeline(config, from_stage="export")
