@@ -14,7 +14,7 @@ from typing import Any
 
 from protocol import Corpus
 from protocol.site_config import CorpusSection, SiteConfig, SplitSection
-from shared.corpus_io import read_corpus, write_corpus
+from shared.corpus_io import read_corpus, require_documents, write_corpus
 from shared.errors import UsageError
 from shared.splits import split_corpus
 from site_agent.stages.base import Stage, StageContext, StageOutput
@@ -53,7 +53,7 @@ def split_gold_corpus(
     corpus: CorpusSection, settings: SplitSection, out_dir: Path
 ) -> tuple[SplitFiles, bool]:
     """Write ``train.jsonl``, ``validation.jsonl``, ``test.jsonl``; say if grouped by source."""
-    gold = read_corpus(corpus.path, corpus.format)
+    gold = require_documents(read_corpus(corpus.path, corpus.format), corpus.path)
     parts, grouped = split_with_fallback(gold, wanted_fractions(corpus, settings), settings)
     if corpus.validation_path is not None:
         parts["validation"] = read_corpus(corpus.validation_path, corpus.format)

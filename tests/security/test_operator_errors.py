@@ -1,0 +1,324 @@
+"""Security issue 11: errors an operator can act on.
+
+Each test is a finding of the outside probe: the field name must survive Rich markup,
+non-UTF-8 files and folders must end in a named error (not a traceback), an empty corpus is
+not valid, unknown model names are found before anything trains, fix texts name real keys,
+and exported files carry no local paths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from protocol.audit import AuditReport, RuleResult
+from protocol.site_config import SiteConfigError, load_site_config
+from shared.corpus_io import read_corpus
+from shared.errors import ConfigError, CorpusFormatError, ToolkitError
+from shared.label_mapping import load_label_mapping
+from site_agent.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = {"id": "d1", "text": "José vive en Madrid", "spans": [{"start": 0, "end": 4, "label": "PER"}]}
+BRACKETED = "[adapt -> lora_rr]"
+
+runner = CliRunner()
+
+
+def rendered(*renderables: object) -> str:
+    """What a terminal shows for ``renderables`` printed through Rich (markup on)."""
+    console = Console(record=True, width=200, color_system=None)
+    for item in renderables:
+        console.print(item)
+    return console.export_text()
+
+
+# --- finding 1: bracketed, user-controlled text survives Rich markup --------------------------
+
+
+def test_validate_names_a_bracketed_path_in_its_error(tmp_path: Path) -> None:
+    folder = tmp_path / BRACKETED
+    folder.mkdir()
+    bad = folder / "corpus.jsonl"
+    bad.write_text("{not json\n", encoding="utf-8")
+    result = runner.invoke(app, ["validate", str(bad)])
+    assert result.exit_code == CorpusFormatError.exit_code
+    assert f"{bad}: 1 problem(s)" in result.output.replace("\n", "")
+
+
+def test_validate_names_a_bracketed_path_when_valid(tmp_path: Path) -> None:
+    folder = tmp_path / BRACKETED
+    folder.mkdir()
+    good = folder / "corpus.jsonl"
+    good.write_text(json.dumps(DOC) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["validate", str(good)])
+    assert result.exit_code == 0, result.output
+    assert BRACKETED in result.output.replace("\n", "")
+
+
+def test_pipeline_summary_keeps_bracketed_results() -> None:
+    from datetime import UTC, datetime
+
+    from site_agent.pipeline import StageRun
+    from site_agent.stages.base import StageRecord
+    from site_agent.summary import summary_table
+
+    now = datetime.now(UTC)
+    record = StageRecord(
+        stage="adapt",
+        status="completed",
+        config_digest="0",
+        input_hashes={},
+        tool_version="0",
+        summary={"base_model": f"/models/{BRACKETED}"},
+        started_at=now,
+        finished_at=now,
+        seconds=1.0,
+    )
+    shown = rendered(summary_table([StageRun("adapt", "ran", 1.0, record)]))
+    assert "lora_rr]" in shown and "[adapt" in shown.replace("\n", "")
+
+
+def test_audit_summary_keeps_bracketed_rule_explanations(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from site_agent.commands.audit import summarise
+
+    rule = RuleResult(
+        name="ngram_recall", measured=0.1, threshold=0.2, passed=True, explanation=BRACKETED
+    )
+    report = AuditReport(
+        tool_version="0",
+        config_digest="0",
+        real_corpus_sha256="0",
+        input_corpus_sha256="0",
+        audited_corpus_sha256="0",
+        n_input_documents=1,
+        n_kept_documents=1,
+        rules=(rule,),
+        passed=True,
+    )
+    summarise(report, tmp_path / BRACKETED)
+    out = capsys.readouterr().out.replace("\n", "")
+    assert f"ngram_recall: {BRACKETED}" in out
+    assert str(tmp_path / BRACKETED) in out
+
+
+def test_label_tables_keep_bracketed_labels() -> None:
+    from protocol import Corpus, Document, Span
+    from shared.metrics.diagnostics import corpus_diagnostics
+    from shared.metrics.tables import label_table
+
+    label = "[red]PER"
+    doc = Document(id="a", text="Juan", spans=(Span(start=0, end=4, label=label),))
+    shown = rendered(label_table(corpus_diagnostics(Corpus(documents=(doc,)))))
+    assert label in shown
+
+
+# --- finding 2: non-UTF-8 files and folders end in named errors -------------------------------
+
+UTF16 = (json.dumps(DOC, ensure_ascii=False) + "\n").encode("utf-16")
+LATIN1 = (json.dumps(DOC, ensure_ascii=False) + "\n").encode("latin-1")
+SITE_TOML_LATIN1 = 'site_id = "h"\n# José\n[corpus]\npath = "c.jsonl"\n'.encode("latin-1")
+
+
+def _brat_folder(root: Path, txt: bytes, ann: bytes = b"") -> Path:
+    folder = root / "brat"
+    folder.mkdir()
+    (folder / "d1.txt").write_bytes(txt)
+    (folder / "d1.ann").write_bytes(ann)
+    return folder
+
+
+def _file(name: str, data: bytes) -> Callable[[Path], Path]:
+    def make(root: Path) -> Path:
+        path = root / name
+        path.write_bytes(data)
+        return path
+
+    return make
+
+
+def _folder(name: str) -> Callable[[Path], Path]:
+    def make(root: Path) -> Path:
+        path = root / name
+        (path / "inside").mkdir(parents=True)
+        return path
+
+    return make
+
+
+READERS: dict[str, Callable[[Path], object]] = {
+    "corpus": read_corpus,
+    "jsonl": lambda p: read_corpus(p, "jsonl"),
+    "conll": lambda p: read_corpus(p, "conll"),
+    "brat": lambda p: read_corpus(p, "brat"),
+    "site.toml": load_site_config,
+    "mapping": load_label_mapping,
+}
+
+# (case, reader, how to make the input, error type, words the message must hold)
+ENCODING_CASES = [
+    ("jsonl utf-16", "corpus", _file("c.jsonl", UTF16), CorpusFormatError, ["UTF-16", ":1:"]),
+    ("jsonl latin-1", "corpus", _file("c.jsonl", LATIN1), CorpusFormatError, ["0xe9", ":1:"]),
+    ("conll latin-1", "conll", _file("c.conll", "José\tB-PER\n".encode("latin-1")),
+     CorpusFormatError, ["0xe9", ":1:"]),
+    ("conll utf-16", "conll", _file("c.conll", "Jo\tO\n".encode("utf-16")),
+     CorpusFormatError, ["UTF-16"]),
+    ("brat txt latin-1", "brat", lambda r: _brat_folder(r, "José".encode("latin-1")),
+     CorpusFormatError, ["d1.txt:1:", "0xe9"]),
+    ("brat ann utf-16", "brat", lambda r: _brat_folder(r, b"Jose", "T1\tPER 0 4\tJose\n".encode(
+        "utf-16")), CorpusFormatError, ["d1.ann:1:", "UTF-16"]),
+    ("site.toml latin-1", "site.toml", _file("site.toml", SITE_TOML_LATIN1), SiteConfigError,
+     ["site.toml:2:", "0xe9"]),
+    ("site.toml utf-16", "site.toml", _file("site.toml", 'site_id = "h"\n'.encode("utf-16")),
+     SiteConfigError, ["UTF-16"]),
+    ("mapping latin-1", "mapping", _file("m.toml", b'name = "caf\xe9"\n'), ConfigError,
+     ["m.toml:1:", "0xe9"]),
+    ("mapping utf-16", "mapping", _file("m.json", "{}".encode("utf-16")), ConfigError,
+     ["UTF-16"]),
+]  # fmt: skip
+
+FOLDER_CASES = [
+    ("jsonl folder", "jsonl", _folder("c.jsonl"), CorpusFormatError, ["is a folder"]),
+    ("conll folder", "conll", _folder("c.conll"), CorpusFormatError, ["is a folder"]),
+    ("site.toml folder", "site.toml", _folder("site.toml"), SiteConfigError, ["is a folder"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("reader", "make", "error", "words"),
+    [case[1:] for case in ENCODING_CASES + FOLDER_CASES],
+    ids=[case[0] for case in ENCODING_CASES + FOLDER_CASES],
+)
+def test_unreadable_files_raise_named_errors(
+    tmp_path: Path,
+    reader: str,
+    make: Callable[[Path], Path],
+    error: type[ToolkitError],
+    words: list[str],
+) -> None:
+    path = make(tmp_path)
+    with pytest.raises(error) as caught:
+        READERS[reader](path)
+    message = str(caught.value)
+    assert str(path.name) in message and "fix:" in message
+    for word in words:
+        assert word in message
+    if "0xe9" in words:
+        assert "iconv -f latin1 -t UTF-8" in message
+    if "UTF-16" in words:
+        assert "iconv -f UTF-16 -t UTF-8" in message
+
+
+def test_a_utf8_bom_is_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(DOC).encode() + b"\n")
+    assert len(read_corpus(path)) == 1
+
+
+def _site_agent(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    script = Path(sys.executable).with_name("site-agent")
+    command = [str(script)] if script.exists() else ["site-agent"]
+    return subprocess.run(
+        [*command, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_site_agent_validate_utf16_names_encoding_and_fix(tmp_path: Path) -> None:
+    (tmp_path / "c.jsonl").write_bytes(UTF16)
+    result = _site_agent("validate", "c.jsonl", cwd=tmp_path)
+    assert "Traceback" not in result.stderr
+    assert "UTF-16" in result.stderr and "fix: convert it" in result.stderr
+    assert "iconv -f UTF-16 -t UTF-8 c.jsonl" in result.stderr
+
+
+def test_site_agent_validate_latin1_names_line_byte_and_fix(tmp_path: Path) -> None:
+    (tmp_path / "c.jsonl").write_bytes(LATIN1)
+    result = _site_agent("validate", "c.jsonl", cwd=tmp_path)
+    assert "Traceback" not in result.stderr
+    assert "c.jsonl:1:" in result.stderr and "byte offset 25" in result.stderr
+    assert "iconv -f latin1 -t UTF-8" in result.stderr
+
+
+def test_site_agent_synthesize_latin1_site_toml_exits_with_config_error(tmp_path: Path) -> None:
+    (tmp_path / "site.toml").write_bytes(SITE_TOML_LATIN1)
+    result = _site_agent("synthesize", "--site-config", "site.toml", cwd=tmp_path)
+    assert "Traceback" not in result.stderr
+    assert result.returncode == ConfigError.exit_code
+    assert "site.toml:2:" in result.stderr and "iconv" in result.stderr
+
+
+def test_site_agent_evaluate_names_a_utf16_gold_file(tmp_path: Path) -> None:
+    (tmp_path / "gold.jsonl").write_bytes(UTF16)
+    (tmp_path / "pred.jsonl").write_text(json.dumps(DOC) + "\n", encoding="utf-8")
+    result = _site_agent(
+        "evaluate", "--gold", "gold.jsonl", "--pred", "pred.jsonl", "--bootstrap", "0",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert "Traceback" not in result.stderr
+    assert result.returncode == CorpusFormatError.exit_code
+    assert "gold.jsonl:1:" in result.stderr and "UTF-16" in result.stderr
+
+
+def test_site_agent_audit_names_a_latin1_real_corpus(tmp_path: Path) -> None:
+    (tmp_path / "real.jsonl").write_bytes(LATIN1)
+    (tmp_path / "syn.jsonl").write_text(json.dumps(DOC) + "\n", encoding="utf-8")
+    result = _site_agent(
+        "audit", "--real", "real.jsonl", "--synthetic", "syn.jsonl", "--out", "out", cwd=tmp_path
+    )
+    assert "Traceback" not in result.stderr
+    assert result.returncode == CorpusFormatError.exit_code
+    assert "real.jsonl:1:" in result.stderr and "0xe9" in result.stderr
+
+
+# --- finding 3: an empty corpus is not valid --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        _file("empty.jsonl", b""),
+        _file("blank.jsonl", b"\n\n"),
+        _file("empty.conll", b""),
+        lambda root: (root / "empty").mkdir() or root / "empty",
+    ],
+    ids=["empty jsonl", "blank jsonl", "empty conll", "empty folder"],
+)
+def test_validate_rejects_an_empty_corpus(tmp_path: Path, make: Callable[[Path], Path]) -> None:
+    path = make(tmp_path)
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == CorpusFormatError.exit_code, result.output
+    assert "valid:" not in result.output and "fix:" in result.output
+
+
+def test_site_agent_validate_empty_corpus_says_so(tmp_path: Path) -> None:
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    result = _site_agent("validate", "empty.jsonl", cwd=tmp_path)
+    assert "Traceback" not in result.stderr and "no documents" in result.stderr
+    assert "valid:" not in result.stdout
+
+
+def test_pipeline_refuses_an_empty_gold_corpus_before_training(tmp_path: Path) -> None:
+    from protocol.site_config import build_site_config
+    from site_agent.pipeline import run_pipeline
+    from site_agent.stages import STAGES
+
+    corpus = tmp_path / "empty.jsonl"
+    corpus.write_bytes(b"")
+    config = build_site_config(
+        {"site_id": "h", "corpus": {"path": str(corpus)}, "work_dir": str(tmp_path / "w")}
+    )
+    runs: list[object] = []
+    with pytest.raises(CorpusFormatError, match="no documents"):
+        run_pipeline(config, STAGES, runs=runs)  # type: ignore[arg-type]
+    assert [getattr(r, "name", None) for r in runs] == ["split"]
