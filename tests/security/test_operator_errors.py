@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -322,3 +323,209 @@ def test_pipeline_refuses_an_empty_gold_corpus_before_training(tmp_path: Path) -
     with pytest.raises(CorpusFormatError, match="no documents"):
         run_pipeline(config, STAGES, runs=runs)  # type: ignore[arg-type]
     assert [getattr(r, "name", None) for r in runs] == ["split"]
+
+
+# --- finding 4: every model name is resolved before the first stage runs ---------------------
+
+STAGE_CALLS: list[str] = []
+
+
+def _never_run(ctx: object) -> object:
+    STAGE_CALLS.append("ran")
+    raise AssertionError("no stage may run when a model name is unknown")
+
+
+def _config(tmp_path: Path, **tables: dict[str, object]) -> object:
+    from protocol.site_config import build_site_config
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps(DOC) + "\n", encoding="utf-8")
+    data: dict[str, object] = {
+        "site_id": "h",
+        "corpus": {"path": str(corpus)},
+        "work_dir": str(tmp_path / "w"),
+    }
+    return build_site_config({**data, **tables})
+
+
+@pytest.fixture
+def hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty local Hugging Face cache, and one model ``org/cached`` in it."""
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hf-cache"
+    (cache / "models--org--cached" / "snapshots" / "abc123").mkdir(parents=True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    return cache
+
+
+# (case, site.toml tables, the key named in the error, the value named)
+UNKNOWN_MODELS = [
+    ("generator typo", {"adapt": {"base_model": "gemma3-270m-typo"}}, "[adapt] base_model",
+     "gemma3-270m-typo"),
+    ("annotator typo", {"annotator": {"base_model": "e5-smal"}}, "[annotator] base_model",
+     "e5-smal"),
+    ("missing folder", {"adapt": {"base_model": "/no/such/model"}}, "[adapt] base_model",
+     "/no/such/model"),
+    ("relative folder", {"annotator": {"base_model": "models/enc/v1"}},
+     "[annotator] base_model", "models/enc/v1"),
+    ("hf id not cached", {"adapt": {"base_model": "org/not-downloaded"}}, "[adapt] base_model",
+     "org/not-downloaded"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tables", "key", "value"),
+    [case[1:] for case in UNKNOWN_MODELS],
+    ids=[case[0] for case in UNKNOWN_MODELS],
+)
+def test_unknown_model_names_stop_the_pipeline_before_any_stage(
+    tmp_path: Path, hf_cache: Path, tables: dict[str, dict[str, object]], key: str, value: str
+) -> None:
+    from shared.errors import ModelUnavailableError
+    from site_agent.models import registered_models
+    from site_agent.pipeline import run_pipeline
+    from site_agent.stages import Stage
+
+    STAGE_CALLS.clear()
+    config = _config(tmp_path, **tables)
+    stage = Stage("split", _never_run, lambda c: {})  # type: ignore[arg-type]
+    with pytest.raises(ModelUnavailableError) as caught:
+        run_pipeline(config, (stage,))  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert f"{key} = {value!r}" in message and "fix:" in message
+    assert all(name in message for name in registered_models())
+    assert STAGE_CALLS == [] and not (tmp_path / "w").exists()
+
+
+def test_resolvable_model_names_pass_preflight_without_fetching(
+    tmp_path: Path, hf_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import site_agent.models.fetch as fetch
+    from site_agent.pipeline import preflight
+
+    monkeypatch.setattr(fetch, "fetch_model", _never_run)
+    folder = tmp_path / "my-encoder"
+    folder.mkdir()
+    for models in [
+        {"annotator": {"base_model": "multilingual-e5-small"}},  # registered, not installed
+        {"annotator": {"base_model": str(folder)}},
+        {"adapt": {"base_model": "org/cached"}},
+    ]:
+        preflight(_config(tmp_path, device="cpu", **models))  # type: ignore[arg-type]
+
+
+def test_unknown_generation_backend_names_its_key(tmp_path: Path) -> None:
+    from site_agent.pipeline import preflight
+
+    config = _config(tmp_path, generation={"backend": "vllmm"})
+    with pytest.raises(ConfigError) as caught:
+        preflight(config)  # type: ignore[arg-type]
+    assert "[generation] backend = 'vllmm'" in str(caught.value)
+    assert "'hf'" in str(caught.value) and "fix:" in str(caught.value)
+
+
+def test_site_agent_synthesize_unknown_generator_exits_before_training(tmp_path: Path) -> None:
+    (tmp_path / "c.jsonl").write_text(json.dumps(DOC) + "\n", encoding="utf-8")
+    (tmp_path / "site.toml").write_text(
+        'site_id = "h"\nwork_dir = "w"\ndevice = "cpu"\n[corpus]\npath = "c.jsonl"\n'
+        '[adapt]\nbase_model = "no-such-generator"\n',
+        encoding="utf-8",
+    )
+    result = _site_agent("synthesize", "--site-config", "site.toml", cwd=tmp_path)
+    assert "Traceback" not in result.stderr
+    from shared.errors import ModelUnavailableError
+
+    assert result.returncode == ModelUnavailableError.exit_code
+    # "[adapt]" itself shows once run_app prints errors with markup escaped (finding 1, there)
+    assert "base_model = 'no-such-generator'" in result.stderr.replace("\n", "")
+    assert not (tmp_path / "w").exists()
+
+
+# --- finding 5: fix texts name keys that exist in site.toml -----------------------------------
+
+
+def _section_models() -> dict[str, type]:
+    from pydantic import BaseModel
+
+    from protocol.site_config import SiteConfig
+
+    return {
+        name: field.annotation
+        for name, field in SiteConfig.model_fields.items()
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)
+    }
+
+
+def config_keys_named(text: str) -> list[tuple[str, bool]]:
+    """Every site.toml key a message names (``[section] key``, ``section.key``, ``set key``),
+    with whether SiteConfig has it."""
+    from protocol.site_config import SiteConfig
+
+    sections = _section_models()
+    every_key = set(SiteConfig.model_fields) | {
+        key
+        for model in sections.values()
+        for key in model.model_fields  # type: ignore[attr-defined]
+    }
+    found = []
+    alternatives = "|".join(sections)
+    for section, key in re.findall(rf"\[({alternatives})\] (\w+)", text):
+        found.append((f"[{section}] {key}", key in sections[section].model_fields))  # type: ignore[attr-defined]
+    for section, key in re.findall(rf"\b({alternatives})\.(\w+)", text):
+        if key not in {"json", "jsonl", "md", "toml", "py"}:
+            found.append((f"{section}.{key}", key in sections[section].model_fields))  # type: ignore[attr-defined]
+    for key in re.findall(r"\b(?:set|lower|raise) (\w*_\w*)", text):
+        found.append((key, key in every_key))
+    return found
+
+
+def _gate_messages() -> list[str]:
+    from protocol.annotator import AnnotatorMetrics
+    from shared.errors import QualityGateError
+    from site_agent.annotate import check_annotator_quality
+
+    weak = AnnotatorMetrics.model_construct(recall=0.1)
+    messages = []
+    for metrics in (None, weak):
+        with pytest.raises(QualityGateError) as caught:
+            check_annotator_quality(metrics, 0.5)
+        messages.append(str(caught.value))
+    return messages
+
+
+def _fix_texts_in_source() -> list[tuple[str, str]]:
+    """``(where, text)`` of every string literal with a fix that names site.toml keys."""
+    import ast
+
+    texts = []
+    for root in ("protocol", "shared", "site_agent"):
+        for path in sorted((REPO / root).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    text = node.value
+                elif isinstance(node, ast.JoinedStr):
+                    text = "".join(
+                        v.value if isinstance(v, ast.Constant) else "{}" for v in node.values
+                    )
+                else:
+                    continue
+                if "fix:" in text or "site.toml" in text:
+                    texts.append((f"{path.relative_to(REPO)}:{node.lineno}", text))
+    return texts
+
+
+def test_annotator_gate_fix_names_the_real_key() -> None:
+    for message in _gate_messages():
+        named = config_keys_named(message)
+        assert ("[annotator] min_validation_recall", True) in named, message
+        assert all(ok for _, ok in named), named
+
+
+def test_every_fix_text_names_existing_site_toml_keys() -> None:
+    checked = 0
+    for where, text in _fix_texts_in_source():
+        for key, exists in config_keys_named(text):
+            checked += 1
+            assert exists, f"{where}: the message names {key!r}, which site.toml does not have"
+    assert checked >= 4  # split.py, generate.py, export.py and the gate constant at least
