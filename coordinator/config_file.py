@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coordinator.settings import FederationSettings
 from shared.errors import ConfigError
+from shared.text_files import read_text
 
 PATH_KEYS = ("registry", "base-model", "output-dir", "mapping")
 
@@ -34,9 +35,10 @@ class SuperLinkAddress(BaseModel):
 
 
 def load_coordinator_config(path: Path) -> tuple[SuperLinkAddress, FederationSettings]:
+    text = read_text(path, what="coordinator config", error=ConfigError)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: cannot read ({exc}); fix: a TOML file as in deploy/") from exc
     unknown = set(raw) - {"superlink", "federation"}
     if unknown:

@@ -117,10 +117,16 @@ class EpochRecord(ProtocolModel):
 
 
 class AnnotatorRecord(ProtocolModel):
-    """``annotator.json``: how a machine annotator was trained, and how well it did."""
+    """``annotator.json``: how a machine annotator was trained, and how well it did.
+
+    ``base_model`` is a registry name, a Hugging Face id or ``local:<folder name>``, never a
+    path (the file may leave the site inside the synthetic encoder); ``base_model_sha256``
+    is the digest of the base model's files when they are on this disk.
+    """
 
     schema_version: str = SCHEMA_VERSION
     base_model: str
+    base_model_sha256: str | None = None
     labels: tuple[str, ...]
     tags: tuple[str, ...]
     settings: AnnotatorSettings

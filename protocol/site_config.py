@@ -23,6 +23,7 @@ from protocol.annotator import AnnotatorSettings
 from protocol.base import ProtocolModel
 from protocol.export import SITE_ID_PATTERN
 from shared.errors import ConfigError
+from shared.text_files import read_text
 
 
 class CorpusSection(ProtocolModel):
@@ -297,18 +298,24 @@ def build_site_config(
         raise SiteConfigError(_format_errors(source, exc)) from None
 
 
+def read_site_toml(path: Path) -> dict[str, Any]:
+    """The tables of a ``site.toml`` file, or a SiteConfigError naming the file and the fix."""
+    if not path.exists():
+        raise SiteConfigError(
+            f"{path}: no such file; fix: run `site-agent init` to write a starter site.toml"
+        )
+    text = read_text(path, what="site config", error=SiteConfigError)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SiteConfigError(f"{path}: not valid TOML ({exc}); fix the syntax") from None
+
+
 def load_site_config(
     path: Path, *, profile: str | None = None, overrides: dict[str, Any] | None = None
 ) -> SiteConfig:
     """Read ``site.toml``; relative paths in it are resolved against the file's folder."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SiteConfigError(
-            f"{path}: no such file; fix: run `site-agent init` to write a starter site.toml"
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SiteConfigError(f"{path}: not valid TOML ({exc}); fix the syntax") from None
+    data = read_site_toml(path)
     config = build_site_config(data, source=str(path), profile=profile, overrides=overrides)
     return resolve_paths(config, path.parent)
 

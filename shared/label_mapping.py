@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from protocol import Corpus, LabelMapping
 from shared.errors import ConfigError
 from shared.provenance import config_digest
+from shared.text_files import read_text
 from shared.validation_messages import validation_lines
 
 SCHEMES_DIR = Path(__file__).parent / "label_schemes"
@@ -54,7 +55,7 @@ def _resolve(path_or_name: str | os.PathLike[str]) -> Path:
 
 
 def _parse(path: Path) -> Any:
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_text(path, what="label mapping", error=ConfigError)
     suffix = path.suffix.lower()
     if suffix == ".toml":
         try:

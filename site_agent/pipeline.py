@@ -237,10 +237,17 @@ def apply_device(device: str) -> None:
 
 
 def preflight(config: SiteConfig) -> None:
-    """Checks that would otherwise fail hours in: the device and the audit policy."""
+    """Checks that would otherwise fail hours in: device, model names, backend, audit policy.
+
+    Model names are resolved offline (nothing is fetched or converted here).
+    """
+    from site_agent.generate.backend import check_backend_name
+    from site_agent.models.references import check_model_references
     from site_agent.stages import engines
 
     apply_device(config.device)
+    check_model_references(config)
+    check_backend_name(config.generation.backend)
     engines.audit_policy(config.audit.policy)
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from protocol.site_config import SiteConfig, load_site_config
+from protocol.site_config import SiteConfig, load_site_config, read_site_toml
 from shared.errors import UsageError
 
 DEFAULT_DEMO_WORK_DIR = Path("runs/demo")
@@ -26,7 +25,7 @@ def config_for_run(
 
         data: dict[str, Any] = {}
         if site_config is not None:
-            data = tomllib.loads(site_config.read_text(encoding="utf-8"))
+            data = read_site_toml(site_config)
         work_dir = Path(overrides.get("work_dir", DEFAULT_DEMO_WORK_DIR))
         return demo_site_config(work_dir, data, overrides)
     if site_config is None:

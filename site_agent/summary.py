@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
 from site_agent.pipeline import StageRun, folder_of
@@ -15,7 +16,7 @@ STATUS_STYLE = {"ran": "green", "skipped": "dim", "failed": "bold red"}
 def _brief(run: StageRun) -> str:
     if run.record is None:
         return ""
-    return ", ".join(f"{k}={v}" for k, v in run.record.summary.items())
+    return escape(", ".join(f"{k}={v}" for k, v in run.record.summary.items()))
 
 
 def summary_table(runs: Sequence[StageRun]) -> Table:
@@ -27,7 +28,7 @@ def summary_table(runs: Sequence[StageRun]) -> Table:
     for run in runs:
         style = STATUS_STYLE.get(run.status, "")
         seconds = run.record.seconds if run.record and run.status == "ran" else run.seconds
-        table.add_row(run.name, f"[{style}]{run.status}[/]", f"{seconds:.1f}", _brief(run))
+        table.add_row(escape(run.name), f"[{style}]{run.status}[/]", f"{seconds:.1f}", _brief(run))
     return table
 
 

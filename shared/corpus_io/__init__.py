@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protocol import Corpus
-from shared.errors import UsageError
+from shared.errors import CorpusFormatError, UsageError
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,12 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     target = Path(path)
     if not target.exists():
         raise UsageError(f"{target}: no such file or folder; fix: check the corpus path")
+    if target.is_dir() and not any(target.iterdir()):
+        raise CorpusFormatError(
+            "is an empty folder, so there is no corpus to read; fix: point to the folder that "
+            "holds the .txt/.ann pairs (or the saved dataset), or to the corpus file",
+            path=target,
+        )
     for fmt in formats().values():
         if fmt.detect(target):
             return fmt.name
@@ -82,6 +88,22 @@ def read_corpus(path: str | os.PathLike[str], fmt: str | None = None) -> Corpus:
     return _get(fmt or detect_format(target)).read(target)
 
 
+def require_documents(corpus: Corpus, path: str | os.PathLike[str]) -> Corpus:
+    """``corpus`` if it holds at least one document; an empty gold corpus is an error.
+
+    An empty file or folder reads as a valid but empty corpus; nothing can be validated,
+    split or trained on it, so the commands that take a gold corpus refuse it here.
+    """
+    if len(corpus) == 0:
+        raise CorpusFormatError(
+            "the corpus holds no documents (an empty file or folder); a gold corpus needs at "
+            "least one annotated document; fix: check that the path points to the exported "
+            "corpus and that the export finished",
+            path=path,
+        )
+    return corpus
+
+
 def write_corpus(corpus: Corpus, path: str | os.PathLike[str], fmt: str = "jsonl") -> None:
     _get(fmt).write(corpus, Path(path))
 
@@ -92,5 +114,6 @@ __all__ = [
     "formats",
     "read_corpus",
     "register_format",
+    "require_documents",
     "write_corpus",
 ]

@@ -45,11 +45,11 @@ from shared.corpus_io.sidecar import (
     write_document_sidecar,
 )
 from shared.errors import CorpusFormatError
+from shared.text_files import read_text_file, text_lines
 from shared.validation_messages import validation_lines
 
 log = logging.getLogger(__name__)
 
-BOM = "\ufeff"
 IGNORED_KINDS = ("A", "R", "E", "N", "M", "*", "#")
 _OFFSETS = re.compile(r"^(\d+) (\d+)$")
 _UNSAFE_ID = re.compile(r"[/\\\x00\s]|^\.")
@@ -72,11 +72,8 @@ def flat(surface: str) -> str:
 
 def read_text(path: Path) -> tuple[str, int]:
     """The document text (BOM removed) and the offset shift BRAT offsets need (0 or -1)."""
-    with path.open(encoding="utf-8", newline="") as handle:
-        text = handle.read()
-    if text.startswith(BOM):
-        return text[1:], -1
-    return text, 0
+    decoded = read_text_file(path, what="BRAT text file")
+    return decoded.text, -1 if decoded.had_bom else 0
 
 
 def _bom_note(txt: Path, shift: int) -> str:
@@ -160,22 +157,22 @@ def read_pair(
     bounds: list[TextBound] = []
     problems: list[str] = []
     ignored: Counter[str] = Counter()
-    with ann.open(encoding="utf-8-sig") as handle:
-        for number, raw in enumerate(handle, start=1):
-            line = raw.rstrip("\r\n")
-            if not line.strip():
-                continue
-            if line.startswith("T"):
-                bound, problem = parse_t_line(ann, number, line, text, shift, txt)
-                bounds.extend([bound] if bound else [])
-                problems.extend([problem] if problem else [])
-            elif line.startswith(IGNORED_KINDS):
-                ignored[line[0]] += 1
-            else:
-                problems.append(
-                    f"{ann}:{number}: unrecognised line {line[:40]!r}; fix: BRAT lines start "
-                    f"with an id whose first letter is T (text-bound) or one of {IGNORED_KINDS}"
-                )
+    annotations = read_text_file(ann, what="BRAT .ann file").text
+    for number, raw in enumerate(text_lines(annotations), start=1):
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            continue
+        if line.startswith("T"):
+            bound, problem = parse_t_line(ann, number, line, text, shift, txt)
+            bounds.extend([bound] if bound else [])
+            problems.extend([problem] if problem else [])
+        elif line.startswith(IGNORED_KINDS):
+            ignored[line[0]] += 1
+        else:
+            problems.append(
+                f"{ann}:{number}: unrecognised line {line[:40]!r}; fix: BRAT lines start "
+                f"with an id whose first letter is T (text-bound) or one of {IGNORED_KINDS}"
+            )
     problems.extend(overlap_problems(ann, bounds))
     if problems:
         return None, problems, ignored

@@ -42,6 +42,7 @@ from shared.corpus_io.sidecar import (
     write_corpus_sidecar,
 )
 from shared.errors import CorpusFormatError
+from shared.text_files import read_text, text_lines
 
 SUFFIXES = frozenset({".conll", ".bio", ".iob"})
 TOKEN = re.compile(r"[^\W_]+|\S")
@@ -137,11 +138,8 @@ def write_conll(corpus: Corpus, path: Path) -> None:
 
 def read_conll(path: Path) -> Corpus:
     """Read an IOB2 file; every problem is reported at once with its line number."""
-    try:
-        with path.open(encoding="utf-8-sig") as handle:
-            lines = [line.rstrip("\r\n") for line in handle]
-    except OSError as exc:
-        raise CorpusFormatError(f"cannot open: {exc.strerror}", path=path) from exc
+    text = read_text(path, what="CoNLL corpus file")
+    lines = [line.rstrip("\r\n") for line in text_lines(text)]
     documents, problems = read_documents(path, lines)
     if problems:
         raise CorpusFormatError(

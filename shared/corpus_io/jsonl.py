@@ -22,6 +22,7 @@ from shared.corpus_io.sidecar import (
     write_corpus_sidecar,
 )
 from shared.errors import CorpusFormatError
+from shared.text_files import read_text, text_lines
 from shared.validation_messages import validation_lines
 
 
@@ -44,30 +45,26 @@ def parse_documents(path: Path) -> tuple[list[Document], list[str]]:
     problems: list[str] = []
     ids: list[str] = []
     line_of: list[int] = []
-    try:
-        handle = path.open(encoding="utf-8-sig")
-    except OSError as exc:
-        raise CorpusFormatError(f"cannot open: {exc.strerror}", path=path) from exc
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(
-                    f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                    "fix: one JSON object per line"
-                )
-                continue
-            try:
-                doc = Document.model_validate(row)
-            except ValidationError as exc:
-                problems.extend(f"{path}:{number}: {msg}" for msg in validation_lines(exc))
-                continue
-            documents.append(doc)
-            ids.append(doc.id)
-            line_of.append(number)
+    text = read_text(path, what="JSONL corpus file")
+    for number, line in enumerate(text_lines(text), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(
+                f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                "fix: one JSON object per line"
+            )
+            continue
+        try:
+            doc = Document.model_validate(row)
+        except ValidationError as exc:
+            problems.extend(f"{path}:{number}: {msg}" for msg in validation_lines(exc))
+            continue
+        documents.append(doc)
+        ids.append(doc.id)
+        line_of.append(number)
     lines_by_id: dict[str, list[int]] = {}
     for doc_id, number in zip(ids, line_of, strict=True):
         lines_by_id.setdefault(doc_id, []).append(number)

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from protocol import Corpus, Document, Provenance
 from shared.atomic import atomic_open, atomic_write_text
 from shared.errors import CorpusFormatError
+from shared.text_files import read_text, text_lines
 from shared.validation_messages import validation_lines
 
 CORPUS_SIDECAR = "corpus.provenance.json"
@@ -44,7 +45,7 @@ def read_corpus_sidecar(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        payload = json.loads(read_text(path, what="corpus sidecar"))
         provenance = Provenance.model_validate(payload["provenance"])
         labels = tuple(str(label) for label in payload.get("labels", ()))
     except json.JSONDecodeError as exc:
@@ -80,29 +81,27 @@ def read_document_sidecar(path: Path) -> dict[str, dict[str, Any]]:
     if not path.exists():
         return {}
     rows: dict[str, dict[str, Any]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                doc_id = row.pop("id")
-            except (json.JSONDecodeError, KeyError, AttributeError, TypeError) as exc:
-                raise CorpusFormatError(
-                    f"not a document sidecar row ({exc}); fix: one JSON object per line with "
-                    "an 'id' and optional 'source' and 'meta'",
-                    path=path,
-                    line=number,
-                ) from exc
-            unknown = set(row) - {"source", "meta"}
-            if unknown:
-                raise CorpusFormatError(
-                    f"unknown keys {sorted(unknown)}; fix: only 'id', 'source' and 'meta' "
-                    "are allowed",
-                    path=path,
-                    line=number,
-                )
-            rows[str(doc_id)] = row
+    for number, line in enumerate(text_lines(read_text(path, what="document sidecar")), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            doc_id = row.pop("id")
+        except (json.JSONDecodeError, KeyError, AttributeError, TypeError) as exc:
+            raise CorpusFormatError(
+                f"not a document sidecar row ({exc}); fix: one JSON object per line with "
+                "an 'id' and optional 'source' and 'meta'",
+                path=path,
+                line=number,
+            ) from exc
+        unknown = set(row) - {"source", "meta"}
+        if unknown:
+            raise CorpusFormatError(
+                f"unknown keys {sorted(unknown)}; fix: only 'id', 'source' and 'meta' are allowed",
+                path=path,
+                line=number,
+            )
+        rows[str(doc_id)] = row
     return rows
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
 from protocol.evaluation import (
@@ -33,7 +34,7 @@ def diagnostics_table(diag: CorpusDiagnostics, title: str = "Corpus diagnostics"
         ("words per document, median [IQR]", _spread(diag.words)),
         ("characters per document, median [IQR]", _spread(diag.chars)),
         ("spans per PII document, median [IQR]", _spread(diag.spans_per_pii_document)),
-        ("person labels", ", ".join(diag.person_labels) or "-"),
+        ("person labels", escape(", ".join(diag.person_labels)) or "-"),
         ("PII documents without a person label", _pct(diag.pii_documents_without_person_share)),
         ("PII documents repeating an identifier", _pct(diag.pii_documents_with_repetition_share)),
     ]
@@ -56,7 +57,8 @@ def label_table(diag: CorpusDiagnostics) -> Table:
     for column in ("label", "spans", "% of spans", "% of PII documents"):
         table.add_column(column, justify="left" if column == "label" else "right")
     for label, row in diag.labels.items():
-        table.add_row(label, str(row.spans), _pct(row.span_share), _pct(row.pii_document_share))
+        shares = _pct(row.span_share), _pct(row.pii_document_share)
+        table.add_row(escape(label), str(row.spans), *shares)
     return table
 
 
@@ -113,7 +115,6 @@ def per_label_table(scores: MatchScores) -> Table:
     for column in ("label", "precision", "recall", "F1", "support"):
         table.add_column(column, justify="left" if column == "label" else "right")
     for label, row in scores.per_label.items():
-        table.add_row(
-            label, f"{row.precision:.4f}", f"{row.recall:.4f}", f"{row.f1:.4f}", str(row.support)
-        )
+        scores_text = (f"{row.precision:.4f}", f"{row.recall:.4f}", f"{row.f1:.4f}")
+        table.add_row(escape(label), *scores_text, str(row.support))
     return table

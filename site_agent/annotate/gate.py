@@ -7,6 +7,10 @@ from collections.abc import Mapping
 from protocol.annotator import AnnotatorMetrics
 from shared.errors import QualityGateError
 
+# Where an operator sets the threshold: fix texts must name the real key (see the tests).
+GATE_KEY = "[annotator] min_validation_recall"
+GATE_WHERE = "in site.toml (`--min-recall` for `site-agent annotate train`)"
+
 
 def check_annotator_quality(
     metrics: AnnotatorMetrics | Mapping[str, float] | None, min_recall: float
@@ -22,9 +26,9 @@ def check_annotator_quality(
         return
     if metrics is None:
         raise QualityGateError(
-            f"the annotator quality gate needs validation metrics (min_recall={min_recall}) but "
-            "the annotator was trained without a validation corpus; fix: give it a validation "
-            "split, or set min_recall to 0 to switch the gate off"
+            f"the annotator quality gate needs validation metrics (required recall "
+            f"{min_recall}) but the annotator was trained without a validation corpus; fix: "
+            f"give it a validation split, or switch the gate off with {GATE_KEY} = 0 {GATE_WHERE}"
         )
     recall = metrics.recall if isinstance(metrics, AnnotatorMetrics) else metrics.get("recall")
     if recall is None:
@@ -37,5 +41,5 @@ def check_annotator_quality(
             f"machine annotator recall {recall:.3f} is below the required {min_recall:.3f} on "
             "the validation split; synthetic notes annotated with it would keep unlabelled PII; "
             "fix: train longer or on more gold data, choose a stronger base model, or lower "
-            "min_recall in the site config"
+            f"{GATE_KEY} {GATE_WHERE}"
         )

@@ -31,6 +31,7 @@ from site_agent.annotate.backbone import load_fast_tokenizer, resolve_backbone
 from site_agent.annotate.features import EncodedChunk, encode_corpus
 from site_agent.annotate.loop import Progress, resolve_bf16, train_epoch
 from site_agent.annotate.validate import ValidationSet, validation_metrics
+from site_agent.models.identity import model_identity
 
 RECORD_FILE = "annotator.json"
 
@@ -140,8 +141,10 @@ def train_annotator(
         if not stalled(epochs, best_epoch) or restarts >= settings.stall_restarts:
             break
         restarts += 1
+    identity = model_identity(base_model)
     record = AnnotatorRecord(
-        base_model=str(base_model),
+        base_model=identity.name,
+        base_model_sha256=identity.sha256,
         labels=tuple(entity_labels),
         tags=tuple(tags),
         settings=settings,
@@ -163,7 +166,8 @@ def train_annotator(
             "total_seconds": time.perf_counter() - started,
         },
         provenance=make_provenance(
-            source=str(backbone),
+            source=identity.name,
+            source_sha256=identity.sha256,
             config_digest=config_digest(settings),
             parents=tuple(_corpus_ids(train, validation)),
             notes={"stage": "train_annotator", "torch": torch.__version__},

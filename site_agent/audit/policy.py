@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from protocol.audit import Comparison
 from shared.errors import ConfigError
+from shared.text_files import read_text
 from shared.validation_messages import validation_lines
 
 
@@ -232,9 +233,9 @@ def load_policy(path: Path | None) -> AuditPolicy:
     """Read a TOML or JSON policy file; ``None`` gives the default policy."""
     if path is None:
         return AuditPolicy()
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"{path}: no such policy file; fix: check the --policy path")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, what="audit policy", error=ConfigError)
     try:
         data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 FormatOption = Annotated[str | None, typer.Option("--format", help="Corpus format (detected).")]
 
@@ -31,7 +32,7 @@ def _train(
     for epoch in result.record.epochs:
         scores = f", validation token F1 {epoch.metrics.f1:.3f}" if epoch.metrics else ""
         console.print(f"epoch {epoch.epoch}: loss {epoch.train_loss:.4f}{scores}")
-    console.print(f"[green]saved[/] {out} (best epoch {result.record.best_epoch})")
+    console.print(f"[green]saved[/] {escape(str(out))} (best epoch {result.record.best_epoch})")
     check_annotator_quality(result.best_metrics, min_recall if val else 0.0)
 
 
@@ -42,7 +43,9 @@ def _apply(model: Path, corpus: Path, out: Path, batch_size: int, fmt: str | Non
     annotated = machine_annotate(model, read_corpus(corpus, fmt), batch_size=batch_size)
     write_corpus(annotated, out, "jsonl")
     spans = sum(len(d.spans) for d in annotated.documents)
-    Console().print(f"[green]annotated[/] {len(annotated)} documents, {spans} spans -> {out}")
+    Console().print(
+        f"[green]annotated[/] {len(annotated)} documents, {spans} spans -> {escape(str(out))}"
+    )
 
 
 def register(app: typer.Typer) -> None:

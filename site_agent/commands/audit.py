@@ -10,22 +10,26 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from protocol.audit import AuditReport, CanarySet
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import QualityGateError, UsageError
+from shared.text_files import read_text
+from shared.validation_messages import validation_lines
 
 CANARIES_JSON = "canaries.json"
 
 
 def read_extra_surfaces(path: Path) -> list[str | tuple[str, str]]:
     """One surface per line, or ``LABEL<TAB>surface``; blank lines are skipped."""
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"{path}: no such file; fix: check the --extra-pii path")
     out: list[str | tuple[str, str]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_text(path, what="--extra-pii file", error=UsageError).splitlines():
         if not line.strip():
             continue
         label, tab, surface = line.partition("\t")
@@ -41,8 +45,9 @@ def plant(real: Path, count: int, out: Path, seed: int, locale: str, fmt: str | 
     write_corpus(planted, target, "jsonl")
     atomic_write_text(out / CANARIES_JSON, record.model_dump_json(indent=2) + "\n")
     Console().print(
-        f"planted {len(record.canaries)} canaries: train on [bold]{target}[/], "
-        f"then audit with --real {target} --canaries {out / CANARIES_JSON}"
+        f"planted {len(record.canaries)} canaries: train on [bold]{escape(str(target))}[/], "
+        f"then audit with --real {escape(str(target))} "
+        f"--canaries {escape(str(out / CANARIES_JSON))}"
     )
 
 
@@ -50,10 +55,11 @@ def summarise(report: AuditReport, out: Path) -> None:
     console = Console()
     for rule in report.rules:
         mark = "[green]pass[/]" if rule.passed else "[bold red]FAIL[/]"
-        console.print(f"  {mark} {rule.name}: {rule.explanation}", highlight=False)
+        console.print(f"  {mark} {escape(f'{rule.name}: {rule.explanation}')}", highlight=False)
     console.print(
         f"kept {report.n_kept_documents}/{report.n_input_documents} documents; "
-        f"dropped {report.dropped_by_reason}; report: {out / 'audit.md'}"
+        f"dropped {report.dropped_by_reason}; report: {out / 'audit.md'}",
+        markup=False,
     )
 
 
@@ -110,6 +116,13 @@ def register(app: typer.Typer) -> None:
 
 
 def _read_canaries(path: Path) -> CanarySet:
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"{path}: no such file; fix: pass the canaries.json of --plant-canaries")
-    return CanarySet.model_validate_json(path.read_text(encoding="utf-8"))
+    try:
+        text = read_text(path, what="canaries file", error=UsageError)
+        return CanarySet.model_validate_json(text)
+    except ValidationError as exc:
+        raise UsageError(
+            f"{path}: not a canaries file; fix: pass the canaries.json of --plant-canaries",
+            problems=validation_lines(exc),
+        ) from None

@@ -56,4 +56,4 @@ def register(app: typer.Typer) -> None:
         console.print(per_label_table(report.overlap))
         if out is not None:
             atomic_write_text(out, report.model_dump_json(indent=2) + "\n")
-            console.print(f"report written to {out}", highlight=False)
+            console.print(f"report written to {out}", highlight=False, markup=False)

@@ -30,6 +30,8 @@ def register(app: typer.Typer) -> None:
         created = initialise_site(site_id, keys_dir, config, corpus, force=force)
         console = Console()
         console.print(f"signing key id [bold]{created.key_id}[/]")
-        console.print(f"private key {created.private_key} (keep it on this machine)")
-        console.print(f"public key  {created.public_key} (give it to the coordinator)")
-        console.print(f"site config {created.config}")
+        console.print(f"private key {created.private_key} (keep it on this machine)", markup=False)
+        console.print(
+            f"public key  {created.public_key} (give it to the coordinator)", markup=False
+        )
+        console.print(f"site config {created.config}", markup=False)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from shared.errors import VerificationError
@@ -31,19 +32,24 @@ def _list(cache: Path | None) -> None:
         folder = model_dir(name, cache)
         record = read_record(folder)
         size = f"yes ({record.size_bytes / 1e6:.0f} MB)" if record else "no"
-        table.add_row(name, spec.role, spec.licence, size, str(folder))
+        table.add_row(name, spec.role, escape(spec.licence), size, escape(str(folder)))
     Console().print(table)
 
 
 def _fetch(name: str, cache: Path | None, force: bool, find_links: Path | None) -> None:
     console = Console()
-    record = fetch_model(name, cache=cache, force=force, find_links=find_links, log=console.print)
+
+    def log(line: str) -> None:
+        console.print(line, markup=False, highlight=False)
+
+    record = fetch_model(name, cache=cache, force=force, find_links=find_links, log=log)
     console.print(
-        f"[green]installed[/] {name} in {model_dir(name, cache)}: {len(record.files)} files, "
+        f"[green]installed[/] {name} in {escape(str(model_dir(name, cache)))}: "
+        f"{len(record.files)} files, "
         f"{record.size_bytes / 1e6:.1f} MB, licence {record.licence}"
     )
     if record.licence_notice:
-        console.print(record.licence_notice)
+        console.print(record.licence_notice, markup=False)
 
 
 def _verify(name: str, cache: Path | None) -> None:

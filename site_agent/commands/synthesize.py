@@ -73,4 +73,4 @@ def register(app: typer.Typer) -> None:
             if runs:
                 console.print(summary_table(runs))
         for line in where_to_look(runs, config.work_dir):
-            console.print(line)
+            console.print(line, markup=False, highlight=False)

@@ -11,16 +11,19 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from shared.atomic import atomic_write_text
-from shared.corpus_io import read_corpus
+from shared.corpus_io import read_corpus, require_documents
 from shared.errors import CorpusFormatError
 from shared.provenance import make_provenance, sha256_tree
 
 
 def print_problems(exc: CorpusFormatError, console: Console) -> None:
     """The error and every problem it lists, one per line."""
-    console.print(f"[bold red]invalid corpus:[/] {exc.message}", highlight=False, soft_wrap=True)
+    console.print(
+        f"[bold red]invalid corpus:[/] {escape(exc.message)}", highlight=False, soft_wrap=True
+    )
     for problem in exc.problems:
         console.print(f"  - {problem}", highlight=False, soft_wrap=True, markup=False)
 
@@ -46,13 +49,14 @@ def register(app: typer.Typer) -> None:
 
         console = Console()
         try:
-            loaded = read_corpus(corpus, fmt)
+            loaded = require_documents(read_corpus(corpus, fmt), corpus)
         except CorpusFormatError as exc:
             print_problems(exc, Console(stderr=True))
             raise typer.Exit(exc.exit_code) from None
         diagnostics = corpus_diagnostics(loaded, language=language)
         console.print(
-            f"[green]valid[/]: {corpus} - {len(loaded)} documents, {len(loaded.labels)} labels",
+            f"[green]valid[/]: {escape(str(corpus))} - {len(loaded)} documents, "
+            f"{len(loaded.labels)} labels",
             highlight=False,
         )
         console.print(diagnostics_table(diagnostics))
@@ -66,4 +70,4 @@ def register(app: typer.Typer) -> None:
                 }
             )
             atomic_write_text(json_out, stamped.model_dump_json(indent=2) + "\n")
-            console.print(f"diagnostics written to {json_out}", highlight=False)
+            console.print(f"diagnostics written to {json_out}", highlight=False, markup=False)

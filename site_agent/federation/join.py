@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coordinator.deployment import flower_env
 from shared.errors import ConfigError
+from shared.text_files import read_text
 from shared.validation_messages import validation_lines
 
 PATHS = (
@@ -56,10 +57,11 @@ class JoinConfig(BaseModel):
 
 
 def load_join_config(path: Path) -> JoinConfig:
+    text = read_text(path, what="site config", error=ConfigError)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8")).get("federation")
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read ({exc})") from exc
+        raw = tomllib.loads(text).get("federation")
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the syntax") from exc
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: no [federation] table; fix: add one as in deploy/site.toml")
     values = {k: str(path.parent / v) if k in PATHS else v for k, v in raw.items()}

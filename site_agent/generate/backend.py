@@ -77,6 +77,19 @@ def choose_backend(cuda_available: bool, vllm_available: bool, requested: str = 
     return requested
 
 
+def check_backend_name(requested: str) -> None:
+    """ConfigError naming ``[generation] backend`` when ``requested`` cannot be chosen."""
+    if requested == "auto":
+        return
+    try:
+        choose_backend(cuda_available=False, vllm_available=vllm_importable(), requested=requested)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"site config [generation] backend = {requested!r}: {exc.message}"
+            + ("" if "fix:" in exc.message else "; fix: use one of them")
+        ) from None
+
+
 def backend_factory(name: str) -> BackendFactory:
     module, attribute = _BACKENDS[name].split(":")
     factory: BackendFactory = getattr(importlib.import_module(module), attribute)

@@ -17,6 +17,7 @@ from shared.corpus_io import read_corpus
 from shared.errors import ConfigError
 from shared.provenance import config_digest
 from site_agent.export import BundleRequest, build_bundle
+from site_agent.models.identity import model_identity
 from site_agent.stages import engines
 from site_agent.stages.audit import pii_surfaces
 from site_agent.stages.base import Stage, StageContext, StageOutput
@@ -67,8 +68,8 @@ def export_request(
         outbox=config.work_dir / "outbox",
         config_digest=config_digest(config),
         base_models={
-            "generator": config.adapt.base_model,
-            "annotator": config.annotator.base_model,
+            "generator": model_identity(config.adapt.base_model).label,
+            "annotator": model_identity(config.annotator.base_model).label,
         },
         synthetic_encoder_dir=(
             inputs["train-synthetic.model"] if config.export.include_synthetic_encoder else None

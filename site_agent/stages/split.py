@@ -14,7 +14,7 @@ from typing import Any
 
 from protocol import Corpus
 from protocol.site_config import CorpusSection, SiteConfig, SplitSection
-from shared.corpus_io import read_corpus, write_corpus
+from shared.corpus_io import read_corpus, require_documents, write_corpus
 from shared.errors import UsageError
 from shared.splits import split_corpus
 from site_agent.stages.base import Stage, StageContext, StageOutput
@@ -51,7 +51,7 @@ def split_with_fallback(
 
 def split_gold(corpus: CorpusSection, settings: SplitSection) -> tuple[dict[str, Corpus], bool]:
     """The splits carved out of the gold corpus file as it is on disk now (deterministic)."""
-    gold = read_corpus(corpus.path, corpus.format)
+    gold = require_documents(read_corpus(corpus.path, corpus.format), corpus.path)
     return split_with_fallback(gold, wanted_fractions(corpus, settings), settings)
 
 

@@ -22,6 +22,7 @@ from shared.corpus_io import read_corpus
 from shared.provenance import sha256_file
 from shared.splits import split_corpus
 from site_agent.export.bundle import write_trained_on
+from site_agent.models.identity import model_identity
 from site_agent.stages import engines
 from site_agent.stages.base import Stage, StageContext, StageOutput
 from site_agent.stages.site_report import SiteReport, headline, render_markdown
@@ -84,7 +85,7 @@ def train_and_compare(
         real_diagnostics=corpus_diagnostics(real, language=config.language),
         synthetic_diagnostics=corpus_diagnostics(synthetic, language=config.language),
         settings={
-            "base_model": config.annotator.base_model,
+            "base_model": model_identity(config.annotator.base_model).label,
             **config.annotator.training.model_dump(),
         },
         trained_on_corpus_sha256=trained_on,
