@@ -7,6 +7,7 @@ disk again, re-judges the site policy's rules on the report's measured figures, 
 that the exported corpus is exactly the audit's input minus the documents it lists as
 dropped. Each refusal names its rule:
 
+- ``audit_seal``: the report is not byte for byte what this site's audit stage sealed;
 - ``audit_real_corpus``: the report compared against other real text than this run's split;
 - ``audit_synthetic_input``: the report audited another corpus than this run's synthetic one;
 - ``audit_settings``: policy, tokenizer, PII surrogates or canaries differ from the site's;
@@ -29,6 +30,7 @@ from site_agent.audit.digest import corpus_sha256
 from site_agent.audit.policy import AuditPolicy
 from site_agent.audit.rules import evaluate, flatten
 from site_agent.audit.run import audit_settings_digest
+from site_agent.audit.seal import SEAL_FILE, seal_holds
 
 RERUN = "re-run the audit stage (site-agent synthesize --from audit); do not edit audit.json"
 
@@ -38,7 +40,9 @@ class AuditBinding:
     """What this site's audit must have compared, named by the files now on disk.
 
     ``real`` is the real training text the audit stage reads (``split.train``), ``synthetic``
-    the corpus it audits (``annotate.corpus``), ``policy`` the site config's
+    the corpus it audits (``annotate.corpus``), ``seal_key`` the site's audit sealing key
+    (``seal.seal_key``: when set, ``audit.json`` must carry the audit stage's seal),
+    ``policy`` the site config's
     ``[audit.policy]`` table, ``pii_surfaces`` the ``(label, surrogate)`` pairs and
     ``canaries`` the canary file of the pseudonymise stage, ``tokenizer`` the generator
     tokenizer reference the audit counted tokens with.
@@ -50,6 +54,7 @@ class AuditBinding:
     pii_surfaces: tuple[tuple[str, str], ...] = ()
     canaries: Path | None = None
     tokenizer: str | None = None
+    seal_key: bytes | None = None
 
 
 def refuse(rule: str, message: str, fix: str) -> ExportRefusedError:
@@ -174,6 +179,20 @@ def check_accounting(report: AuditReport, synthetic: Corpus, audited: Corpus) ->
         )
     if problems:
         raise refuse("audit_document_accounting", "; ".join(problems), RERUN)
+
+
+def check_seal(report_path: Path, report: AuditReport, binding: AuditBinding) -> None:
+    """With a seal key: the report is byte for byte what this site's audit stage wrote."""
+    if binding.seal_key is None:
+        return
+    if not seal_holds(report_path, report.audited_corpus_sha256, binding.seal_key):
+        raise refuse(
+            "audit_seal",
+            f"{report_path} does not carry this site's audit seal ({SEAL_FILE}): it was "
+            "edited after the audit stage wrote it, or written by another tool or site "
+            "(`site-agent audit` output is for inspection and never clears an export)",
+            RERUN,
+        )
 
 
 def check_binding(report: AuditReport, audited_corpus: Path, binding: AuditBinding) -> None:

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from protocol.audit import AuditReport
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_file
-from site_agent.audit.binding import AuditBinding, check_binding
+from site_agent.audit.binding import AuditBinding, check_binding, check_seal
 from site_agent.audit.report import AUDIT_JSON
 
 
@@ -69,7 +69,10 @@ def require_passing_audit(
     the site's own files and policy; without it only the report's self-consistency is checked.
     """
     corpus_path = Path(corpus_path)
-    report = _load(Path(audit_json_path) if audit_json_path else corpus_path.parent / AUDIT_JSON)
+    report_path = Path(audit_json_path) if audit_json_path else corpus_path.parent / AUDIT_JSON
+    report = _load(report_path)
+    if binding is not None:
+        check_seal(report_path, report, binding)
     if not report.passed:
         failing = ", ".join(report.failed_rules)
         details = "; ".join(r.explanation for r in report.rules if not r.passed)

@@ -15,6 +15,7 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from shared.errors import ExportRefusedError, QualityGateError
 from shared.provenance import sha256_file
+from site_agent.audit.seal import seal_key, write_seal
 from site_agent.pseudonymise.records import read_surrogates
 from site_agent.stages import engines
 from site_agent.stages.base import Stage, StageContext, StageOutput
@@ -61,11 +62,18 @@ def audit_synthetic(
     report_path = out_dir / REPORT_FILE
     if not report_path.exists():
         atomic_write_text(report_path, report.model_dump_json(indent=2))
+    if config.signing_key is not None and config.signing_key.is_file():
+        write_seal(report_path, report.audited_corpus_sha256, seal_key(config.signing_key))
     return report, audited_corpus_file(out_dir, report)
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
-    return {"audit": config.audit, "tokenizer": config.adapt.base_model}
+    # the signing key seals audit.json: another key means another seal
+    return {
+        "audit": config.audit,
+        "tokenizer": config.adapt.base_model,
+        "seal": str(config.signing_key),
+    }
 
 
 def _run(ctx: StageContext) -> StageOutput:

@@ -16,6 +16,7 @@ from protocol.site_config import SiteConfig
 from shared.corpus_io import read_corpus
 from shared.errors import ConfigError
 from shared.provenance import config_digest
+from site_agent.audit.seal import seal_key
 from site_agent.export import BundleRequest, build_bundle
 from site_agent.models.identity import model_identity
 from site_agent.stages import engines
@@ -49,6 +50,7 @@ def audit_binding(config: SiteConfig, inputs: dict[str, Path]) -> AuditBinding:
         pii_surfaces=tuple(pii_surfaces(inputs["pseudonymise.surrogates"])),
         canaries=inputs["pseudonymise.canaries"],
         tokenizer=engines.model_reference(config.adapt.base_model),
+        seal_key=seal_key(config.signing_key) if config.signing_key else None,
     )
 
 

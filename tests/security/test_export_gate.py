@@ -22,6 +22,7 @@ from shared.errors import ExportRefusedError
 from shared.provenance import sha256_file
 from shared.signing import generate_signing_key
 from site_agent.audit import AUDITED_CORPUS, AuditBinding, AuditPolicy, run_audit
+from site_agent.audit.seal import seal_key, write_seal
 from site_agent.export import BundleRequest, build_bundle
 from site_agent.pipeline import run_pipeline
 from site_agent.stages import Stage, StageContext, StageOutput
@@ -170,7 +171,6 @@ def corpus_and_its_hash_edited(site: Site) -> dict[str, Any]:
 
 def dropped_document_put_back(site: Site) -> dict[str, Any]:
     """The dropped copy restored to the corpus, taken off the dropped list, counts fixed."""
-    honest(site)
     write_corpus(SYNTHETIC, site.corpus)
 
     def edit(data: dict[str, Any]) -> None:
@@ -188,7 +188,6 @@ def dropped_document_put_back(site: Site) -> dict[str, Any]:
 
 def real_hash_forged(site: Site) -> dict[str, Any]:
     """The probe's report with ``real_corpus_sha256`` set to what the site's split hashes to."""
-    honest(site)
     truth = json.loads(site.report.read_text())["real_corpus_sha256"]
     wrong_real_own_synthetic(site)
     site.edit_report(lambda d: d.update(real_corpus_sha256=truth))
@@ -204,18 +203,8 @@ GATE_CASES: list[Any] = [
     (measured_value_edited, "audit_verdict"),
     (verdict_flipped, "audit_verdict"),
     (corpus_and_its_hash_edited, "audit_document_accounting"),
-    # A hand-edited report whose hashes, lists and figures all agree with each other is not
-    # caught: the gate trusts the report's figures (re-measuring would mean re-auditing).
-    pytest.param(
-        dropped_document_put_back,
-        "audit_document_accounting",
-        marks=pytest.mark.xfail(strict=True, reason="figures and lists in audit.json trusted"),
-    ),
-    pytest.param(
-        real_hash_forged,
-        "audit_real_corpus",
-        marks=pytest.mark.xfail(strict=True, reason="figures and hashes in audit.json trusted"),
-    ),
+    # A hand-edited report whose hashes, lists and figures all agree with each other passes
+    # this layer (re-measuring would mean re-auditing); the seal below refuses it.
 ]
 
 
@@ -232,6 +221,91 @@ def test_export_gate_refuses(
         _export(site, policy)
     assert "fix:" in str(refused.value) and refused.value.exit_code == 4
     assert not (site.root / "outbox").exists()
+
+
+def _export_sealed(site: Site, policy: dict[str, Any], key: Path | None = None) -> Path:
+    """Export as the pipeline does: the binding carries the site's audit sealing key."""
+    request = BundleRequest(
+        site_id="h1",
+        corpus_path=site.corpus,
+        audit_report_path=site.report,
+        signing_key_path=site.root / "k.pem",
+        outbox=site.root / "outbox",
+        config_digest="abc",
+        base_models={},
+        binding=AuditBinding(
+            real=site.train,
+            synthetic=site.synthetic,
+            policy=policy,
+            seal_key=seal_key(key or site.root / "k.pem"),
+        ),
+    )
+    return build_bundle(request)[0]
+
+
+def _sealed_by_the_audit_stage(site: Site) -> None:
+    report = json.loads(site.report.read_text())
+    write_seal(site.report, report["audited_corpus_sha256"], seal_key(site.root / "k.pem"))
+
+
+def sealed_then_dropped_document_put_back(site: Site) -> dict[str, Any]:
+    honest(site)
+    _sealed_by_the_audit_stage(site)
+    return dropped_document_put_back(site)
+
+
+def sealed_then_real_hash_forged(site: Site) -> dict[str, Any]:
+    honest(site)
+    _sealed_by_the_audit_stage(site)
+    return real_hash_forged(site)  # the probe's audit over the sealed folder, hash forged
+
+
+def unsealed_cli_audit(site: Site) -> dict[str, Any]:
+    """``site-agent audit`` output (honest figures even): never sealed, never exportable."""
+    honest(site)
+    return {}
+
+
+def sealed_with_another_sites_key(site: Site) -> dict[str, Any]:
+    honest(site)
+    generate_signing_key(site.root / "other.pem", site.root / "other.pub.pem")
+    report = json.loads(site.report.read_text())
+    write_seal(site.report, report["audited_corpus_sha256"], seal_key(site.root / "other.pem"))
+    return {}
+
+
+def sealed_then_one_byte_changed(site: Site) -> dict[str, Any]:
+    honest(site)
+    _sealed_by_the_audit_stage(site)
+    site.report.write_text(site.report.read_text() + " ")
+    return {}
+
+
+SEALED_CASES = [
+    sealed_then_dropped_document_put_back,
+    sealed_then_real_hash_forged,
+    unsealed_cli_audit,
+    sealed_with_another_sites_key,
+    sealed_then_one_byte_changed,
+]
+
+
+@pytest.mark.parametrize("attack", SEALED_CASES, ids=[c.__name__ for c in SEALED_CASES])
+def test_a_report_the_audit_stage_did_not_seal_is_refused(
+    site: Site, attack: Callable[[Site], dict[str, Any]]
+) -> None:
+    """What the re-derivation layer cannot see (forged figures that agree with each other),
+    the seal refuses: only the bytes this site's audit stage wrote clear an export."""
+    policy = attack(site)
+    with pytest.raises(ExportRefusedError, match="rule 'audit_seal'"):
+        _export_sealed(site, policy)
+    assert not (site.root / "outbox").exists()
+
+
+def test_the_sealed_honest_audit_exports(site: Site) -> None:
+    honest(site)
+    _sealed_by_the_audit_stage(site)
+    assert (_export_sealed(site, {}) / "manifest.json").is_file()
 
 
 def test_the_honest_audit_still_exports_and_lists_what_it_dropped(site: Site) -> None:

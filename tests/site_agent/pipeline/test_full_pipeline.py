@@ -127,7 +127,8 @@ def test_the_probe_of_issue_11_cannot_export_the_training_split(
 ) -> None:
     """``audit --real <unrelated> --synthetic <split.train> --out 07-audit``, then export: the
     audit stage sees its files changed and runs again; with stage.json forged to match, the
-    export gate refuses the report (it audited other real text)."""
+    export gate refuses the report: it lacks the audit stage's seal (and, without the seal,
+    the re-derived real-text hash would refuse it: tests/security/test_export_gate.py)."""
     from protocol import Corpus, Document
     from shared.corpus_io import read_corpus
     from shared.errors import ExportRefusedError
@@ -151,5 +152,5 @@ def test_the_probe_of_issue_11_cannot_export_the_training_split(
     assert record is not None
     forged = record.model_copy(update={"artifact_hashes": artifacts_on_disk(record, audit_dir)})
     (audit_dir / "stage.json").write_text(forged.model_dump_json())
-    with pytest.raises(ExportRefusedError, match="'audit_real_corpus'"):
+    with pytest.raises(ExportRefusedError, match="'audit_seal'"):
         run_pipeline(config, from_stage="export")
