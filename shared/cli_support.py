@@ -7,8 +7,10 @@ import os
 import sys
 from collections.abc import Iterable
 
+import click
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from shared.errors import ToolkitError
 
@@ -31,24 +33,42 @@ def quiet_libraries() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def exit_status(result: object) -> int:
+    """The process status for what ``app(standalone_mode=False)`` returned.
+
+    Under ``standalone_mode=False`` click *returns* the code of ``typer.Exit``/``ctx.exit``
+    (``--help`` gives 0, Ctrl-C 130) instead of raising it; a command that returns normally
+    gives None. Anything but an int counts as success.
+    """
+    if isinstance(result, int) and not isinstance(result, bool):
+        return result
+    return 0
+
+
+def report_error(exc: ToolkitError) -> None:
+    """``error: <message>`` on stderr; the message is printed literally (``[adapt -> lora_rr]``
+    is a field location, not Rich markup)."""
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+
+
 def run_app(app: typer.Typer) -> None:
-    """Run a typer app; a ToolkitError ends the process with its own exit code and message."""
+    """Run a typer app and end the process with the status of what happened.
+
+    A ToolkitError ends it with its own exit code and message, a click usage error with 2,
+    ``typer.Exit(code)`` with ``code``.
+    """
     quiet_libraries()
     try:
-        app(standalone_mode=False)
+        result = app(standalone_mode=False)
     except ToolkitError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        report_error(exc)
         sys.exit(exc.exit_code)
-    except typer.Exit as exc:
+    except typer.Exit as exc:  # click returns it under standalone_mode=False; kept for safety
         sys.exit(exc.exit_code)
     except typer.Abort:
         err_console.print("aborted")
         sys.exit(130)
-    except Exception as exc:  # click usage errors carry their own exit code
-        code = getattr(exc, "exit_code", None)
-        if code is None:
-            raise
-        show = getattr(exc, "show", None)
-        if callable(show):
-            show()
-        sys.exit(code)
+    except click.ClickException as exc:  # usage errors: 2, with click's own message
+        exc.show()
+        sys.exit(exc.exit_code)
+    sys.exit(exit_status(result))
