@@ -2,7 +2,8 @@
 
     [superlink]
     address = "superlink.example.org:9093"
-    root-certificates = "tls/ca.crt"     # or: insecure = true (loopback tests only)
+    root-certificates = "tls/ca.crt"     # TLS is required; `coordinator run --insecure`
+                                          # (command line only) for a loopback test
 
     [federation]                          # the ServerApp run config (coordinator/settings.py)
     registry = "registry.json"
@@ -30,7 +31,6 @@ class SuperLinkAddress(BaseModel):
 
     address: str = ""
     root_certificates: Path | None = Field(default=None, alias="root-certificates")
-    insecure: bool = False
 
 
 def load_coordinator_config(path: Path) -> tuple[SuperLinkAddress, FederationSettings]:
@@ -45,6 +45,12 @@ def load_coordinator_config(path: Path) -> tuple[SuperLinkAddress, FederationSet
         )
     base = path.parent
     link = dict(raw.get("superlink", {}))
+    if "insecure" in link:
+        raise ConfigError(
+            f"{path}: [superlink] insecure is not read from a file: a connection without TLS is "
+            "chosen on the command line only; fix: remove it, set root-certificates (or pass "
+            "`coordinator run --insecure` for a test on this machine)"
+        )
     if link.get("root-certificates"):
         link["root-certificates"] = str(base / link["root-certificates"])
     federation = dict(raw.get("federation", {}))

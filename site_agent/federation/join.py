@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import subprocess
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from coordinator.deployment import flower_env
+from coordinator.deployment import DeploymentError, flower_env
 from shared.errors import ConfigError
+from shared.transport_policy import Transport, choose_transport
 from shared.validation_messages import validation_lines
 
 PATHS = (
@@ -30,6 +32,7 @@ PATHS = (
     "test-split",
     "annotator-dir",
 )
+CA_FIX = "set root-certificates in [federation] of site.toml (the coordinator's ca.crt)"
 
 
 class JoinConfig(BaseModel):
@@ -77,7 +80,7 @@ def supernode_argv(config: JoinConfig, superlink: str, insecure: bool) -> list[s
     if config.root_certificates is None or config.auth_private_key is None:
         raise ConfigError(
             "TLS needs root-certificates and SuperNode auth needs auth-private-key in "
-            "[federation]; fix: add both (or pass --insecure for a loopback test)"
+            "[federation]; fix: add both (or pass --insecure for a test on this machine)"
         )
     return [
         *argv,
@@ -86,8 +89,39 @@ def supernode_argv(config: JoinConfig, superlink: str, insecure: bool) -> list[s
     ]  # fmt: skip
 
 
-def join(config: JoinConfig, superlink: str, insecure: bool = False) -> int:
-    """Run the SuperNode in the foreground until it stops; returns its exit code."""
-    argv = supernode_argv(config, superlink, insecure)
-    env = flower_env(config.work_dir / ".flwr")
-    return subprocess.call(argv, env=env)
+def auth_state(config: JoinConfig, transport: Transport) -> str:
+    if transport.secure:
+        return f"SuperNode auth on (key {config.auth_private_key})"
+    return "SuperNode auth off (it needs TLS)"
+
+
+def join(
+    config: JoinConfig,
+    superlink: str,
+    *,
+    insecure: bool = False,
+    allow_insecure_remote: bool = False,
+    on_status: Callable[[str], None] = print,
+) -> None:
+    """Run the SuperNode in the foreground until it stops; says first what protects the link.
+
+    TLS and SuperNode auth unless ``insecure`` (loopback only without
+    ``allow_insecure_remote``, see shared/transport_policy.py); a SuperNode that ends with a
+    non-zero status raises.
+    """
+    transport = choose_transport(
+        superlink,
+        config.root_certificates,
+        insecure=insecure,
+        allow_insecure_remote=allow_insecure_remote,
+        ca_fix=CA_FIX,
+    )
+    argv = supernode_argv(config, transport.address, insecure=not transport.secure)
+    on_status(transport.describe(auth_state(config, transport)))
+    code = subprocess.call(argv, env=flower_env(config.work_dir / ".flwr"))
+    if code != 0:
+        raise DeploymentError(
+            f"flower-supernode ended with status {code} (its messages are above); fix: check "
+            "the SuperLink address, that the CA and auth key are the ones the coordinator "
+            "issued and registered, and that runtime-port is free"
+        )
