@@ -18,10 +18,11 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coordinator.settings import FederationSettings
 from shared.errors import ConfigError
+from shared.validation_messages import validation_lines
 
 PATH_KEYS = ("registry", "base-model", "output-dir", "mapping")
 
@@ -43,7 +44,7 @@ def load_coordinator_config(path: Path) -> tuple[SuperLinkAddress, FederationSet
         raise ConfigError(
             f"{path}: unknown section(s) {sorted(unknown)}; allowed: [superlink], [federation]"
         )
-    base = path.parent
+    base = path.parent.resolve()  # Flower and the ServerApp need absolute paths
     link = dict(raw.get("superlink", {}))
     if "insecure" in link:
         raise ConfigError(
@@ -59,6 +60,9 @@ def load_coordinator_config(path: Path) -> tuple[SuperLinkAddress, FederationSet
             federation[key] = str(base / federation[key])
     try:
         address = SuperLinkAddress.model_validate(link)
-    except ValueError as exc:
-        raise ConfigError(f"{path}: [superlink] is invalid: {exc}") from exc
-    return address, FederationSettings.from_run_config(federation)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: invalid [superlink]", problems=validation_lines(exc)) from exc
+    try:
+        return address, FederationSettings.from_run_config(federation)
+    except ConfigError as exc:  # name the file: the same settings also arrive through Flower
+        raise ConfigError(f"{path}: [federation]: {exc.message}", problems=exc.problems) from exc

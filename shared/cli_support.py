@@ -12,7 +12,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from shared.errors import ToolkitError
+from shared.errors import ToolkitError, UsageError
+
+PATH_ERRORS = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
 
 err_console = Console(stderr=True)
 
@@ -51,11 +53,26 @@ def report_error(exc: ToolkitError) -> None:
     err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
 
 
+def report_os_error(exc: OSError) -> int:
+    """A file the command was pointed at cannot be used: say which, exit as a usage error.
+
+    Other I/O failures (disk full, ...) exit 74 (EX_IOERR).
+    """
+    where = exc.filename if exc.filename is not None else "a file"
+    err_console.print(
+        f"[bold red]error:[/] {escape(str(where))}: {escape(exc.strerror or str(exc))}; "
+        "fix: check the path and its permissions",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return UsageError.exit_code if isinstance(exc, PATH_ERRORS) else 74
+
+
 def run_app(app: typer.Typer) -> None:
     """Run a typer app and end the process with the status of what happened.
 
     A ToolkitError ends it with its own exit code and message, a click usage error with 2,
-    ``typer.Exit(code)`` with ``code``.
+    ``typer.Exit(code)`` with ``code``, a missing or unreadable file with 2.
     """
     quiet_libraries()
     try:
@@ -71,4 +88,6 @@ def run_app(app: typer.Typer) -> None:
     except click.ClickException as exc:  # usage errors: 2, with click's own message
         exc.show()
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        sys.exit(report_os_error(exc))
     sys.exit(exit_status(result))

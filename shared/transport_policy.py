@@ -88,18 +88,18 @@ def choose_transport(
             raise UsageError(
                 f"--insecure refused for {address}: {host} is not a loopback address, and without "
                 "TLS model weights and bundles cross the network in clear text with no SuperNode "
-                f"authentication; allowed without TLS: {LOOPBACK}; fix: use TLS ({ca_fix}), or "
-                "add --allow-insecure-remote if the network to that host is trusted"
+                f"authentication; allowed without TLS: {LOOPBACK}; fix: use TLS ({ca_fix}) or, "
+                "if the network to that host is trusted, add --allow-insecure-remote"
             )
         return Transport(address, None)
     if root_certificates is None:
         raise ConfigError(
             f"no root certificates for the SuperLink at {address}; TLS is required unless "
-            f"--insecure is given; fix: {ca_fix} (--insecure only for a test on {LOOPBACK})"
+            f"--insecure is given; fix: {ca_fix} (or --insecure for a test on {LOOPBACK})"
         )
     if not root_certificates.is_file():
         raise ConfigError(
             f"root certificates {root_certificates} is not a file; allowed: the coordinator's "
             "CA certificate in PEM (ca.crt from `coordinator keys tls`); fix: check the path"
         )
-    return Transport(address, root_certificates)
+    return Transport(address, root_certificates.resolve())  # Flower wants an absolute path

@@ -32,7 +32,7 @@ PATHS = (
     "test-split",
     "annotator-dir",
 )
-CA_FIX = "set root-certificates in [federation] of site.toml (the coordinator's ca.crt)"
+CA_FIX = "set root-certificates in [federation] of site.toml to the coordinator's ca.crt"
 
 
 class JoinConfig(BaseModel):
