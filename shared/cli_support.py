@@ -14,7 +14,13 @@ from rich.markup import escape
 
 from shared.errors import ToolkitError, UsageError
 
-PATH_ERRORS = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+PATH_ERRORS = (
+    FileNotFoundError,
+    FileExistsError,
+    PermissionError,
+    IsADirectoryError,
+    NotADirectoryError,
+)
 
 err_console = Console(stderr=True)
 
