@@ -2,7 +2,8 @@
 
     [superlink]
     address = "superlink.example.org:9093"
-    root-certificates = "tls/ca.crt"     # or: insecure = true (loopback tests only)
+    root-certificates = "tls/ca.crt"     # TLS is required; `coordinator run --insecure`
+                                          # (command line only) for a loopback test
 
     [federation]                          # the ServerApp run config (coordinator/settings.py)
     registry = "registry.json"
@@ -17,11 +18,12 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coordinator.settings import FederationSettings
 from shared.errors import ConfigError
 from shared.text_files import read_text
+from shared.validation_messages import validation_lines
 
 PATH_KEYS = ("registry", "base-model", "output-dir", "mapping")
 
@@ -31,7 +33,6 @@ class SuperLinkAddress(BaseModel):
 
     address: str = ""
     root_certificates: Path | None = Field(default=None, alias="root-certificates")
-    insecure: bool = False
 
 
 def load_coordinator_config(path: Path) -> tuple[SuperLinkAddress, FederationSettings]:
@@ -45,8 +46,14 @@ def load_coordinator_config(path: Path) -> tuple[SuperLinkAddress, FederationSet
         raise ConfigError(
             f"{path}: unknown section(s) {sorted(unknown)}; allowed: [superlink], [federation]"
         )
-    base = path.parent
+    base = path.parent.resolve()  # Flower and the ServerApp need absolute paths
     link = dict(raw.get("superlink", {}))
+    if "insecure" in link:
+        raise ConfigError(
+            f"{path}: [superlink] insecure is not read from a file: a connection without TLS is "
+            "chosen on the command line only; fix: remove it, set root-certificates (or pass "
+            "`coordinator run --insecure` for a test on this machine)"
+        )
     if link.get("root-certificates"):
         link["root-certificates"] = str(base / link["root-certificates"])
     federation = dict(raw.get("federation", {}))
@@ -55,6 +62,9 @@ def load_coordinator_config(path: Path) -> tuple[SuperLinkAddress, FederationSet
             federation[key] = str(base / federation[key])
     try:
         address = SuperLinkAddress.model_validate(link)
-    except ValueError as exc:
-        raise ConfigError(f"{path}: [superlink] is invalid: {exc}") from exc
-    return address, FederationSettings.from_run_config(federation)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: invalid [superlink]", problems=validation_lines(exc)) from exc
+    try:
+        return address, FederationSettings.from_run_config(federation)
+    except ConfigError as exc:  # name the file: the same settings also arrive through Flower
+        raise ConfigError(f"{path}: [federation]: {exc.message}", problems=exc.problems) from exc

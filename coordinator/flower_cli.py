@@ -15,6 +15,7 @@ from pathlib import Path
 
 from coordinator.deployment import CONNECTION, DeploymentError, stream_lines
 from shared.atomic import atomic_write_text
+from shared.transport_policy import Transport
 
 
 def _toml_value(value: object) -> str:
@@ -25,12 +26,12 @@ def _toml_value(value: object) -> str:
     return json.dumps(str(value))
 
 
-def write_connection(flwr_home: Path, address: str, root_certificates: Path | None) -> Path:
-    """``config.toml`` with one default connection (TLS when a CA is given, else insecure)."""
+def write_connection(flwr_home: Path, transport: Transport) -> Path:
+    """``config.toml`` with one default connection, as the transport policy decided it."""
     lines = ["[superlink]", f'default = "{CONNECTION}"', "", f"[superlink.{CONNECTION}]"]
-    lines.append(f"address = {_toml_value(address)}")
-    if root_certificates is not None:
-        lines.append(f"root-certificates = {_toml_value(str(root_certificates))}")
+    lines.append(f"address = {_toml_value(transport.address)}")
+    if transport.root_certificates is not None:
+        lines.append(f"root-certificates = {_toml_value(str(transport.root_certificates))}")
     else:
         lines.append("insecure = true")
     path = flwr_home / "config.toml"

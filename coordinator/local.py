@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.config_file import SuperLinkAddress
 from coordinator.deployment import (
     DeploymentError,
     ProcessGroup,
@@ -21,9 +20,10 @@ from coordinator.deployment import (
 )
 from coordinator.flower_cli import write_connection
 from coordinator.keys import create_tls
-from coordinator.remote import register_sites, run_remote
+from coordinator.remote import auth_plan, register_sites, run_remote
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
+from shared.transport_policy import choose_transport
 from site_agent.federation.join import JoinConfig, supernode_argv
 
 HOST = "127.0.0.1"
@@ -82,18 +82,27 @@ def run_local_federation(
         superlink = group.start("superlink", superlink_argv(port, tls_dir), link_env)
         wait_for_port(HOST, port, superlink)
         ca = tls_dir / "ca.crt" if tls_dir else None
-        if ca is not None:  # SuperNode keys first: with auth on, unknown nodes are refused
-            write_connection(work_dir / "flwr-home" / "cli", f"{HOST}:{port}", ca)
+        transport = choose_transport(
+            f"{HOST}:{port}",
+            ca,
+            insecure=ca is None,
+            allow_insecure_remote=False,
+            ca_fix="run the demo without --insecure",
+        )
+        on_line(transport.describe(auth_plan(transport, register=True)))
+        if transport.secure:  # SuperNode keys first: with auth on, unknown nodes are refused
+            write_connection(work_dir / "flwr-home" / "cli", transport)
             cli_env = flower_env(work_dir / "flwr-home" / "cli", app_dir)
-            register_sites(cli_env, settings, work_dir / "flwr-home" / "cli")
+            register_sites(cli_env, settings, work_dir / "flwr-home" / "cli", on_line)
         for site in sites:
-            argv = supernode_argv(site.join_config(ca), f"{HOST}:{port}", insecure=ca is None)
+            argv = supernode_argv(site.join_config(ca), transport.address, not transport.secure)
             env = flower_env(work_dir / "flwr-home" / site.site_id, app_dir)
             group.start(f"supernode-{site.site_id}", argv, env)
-        link = SuperLinkAddress(address=f"{HOST}:{port}", root_certificates=ca, insecure=ca is None)
         run_settings = settings.model_copy(update={"expected_sites": len(sites)})
         try:
-            return run_remote(link, run_settings, on_line=on_line, register=False, timeout=timeout)
+            return run_remote(
+                transport, run_settings, on_line=on_line, register=False, timeout=timeout
+            )
         except DeploymentError as exc:
             logs = "\n".join(f"--- {p.name}\n{p.tail()}" for p in group.processes)
             raise DeploymentError(f"{exc}\n{logs}") from exc

@@ -12,19 +12,32 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from coordinator.config_file import SuperLinkAddress
 from coordinator.deployment import DeploymentError, flower_env, repo_root
 from coordinator.flower_cli import register_supernode, run_app, write_connection, write_run_config
 from coordinator.keys import load_registry
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
+from shared.transport_policy import Transport
 
 
-def register_sites(env: dict[str, str], settings: FederationSettings, work: Path) -> list[str]:
-    """Register every site's SuperNode auth key; returns the site ids registered now."""
+def register_sites(
+    env: dict[str, str],
+    settings: FederationSettings,
+    work: Path,
+    on_line: Callable[[str], None] = print,
+) -> list[str]:
+    """Register every site's SuperNode auth key; returns the site ids registered now.
+
+    Says, for every site, whether its key was registered, already known, or missing from the
+    registry (such a site is refused by a SuperLink with SuperNode authentication on).
+    """
     done = []
     for site_id, keys in sorted(load_registry(settings.registry).sites.items()):
         if not keys.auth_public_key_openssh:
+            on_line(
+                f"SuperNode key of {site_id}: none in {settings.registry}, not registered; "
+                f"fix: coordinator keys register --site-id {site_id} --auth-key KEY.pub"
+            )
             continue
         public = work / f"{site_id}.pub"
         public.write_text(keys.auth_public_key_openssh + "\n", encoding="utf-8")
@@ -33,28 +46,38 @@ def register_sites(env: dict[str, str], settings: FederationSettings, work: Path
         except DeploymentError as exc:
             if "already" not in str(exc).lower():
                 raise
+            on_line(f"SuperNode key of {site_id}: already registered")
             continue
+        on_line(f"SuperNode key of {site_id}: registered")
         done.append(site_id)
     return done
 
 
+def auth_plan(transport: Transport, register: bool) -> str:
+    """What ``run_remote`` does about SuperNode keys, in the words of the transport line."""
+    if not transport.secure:
+        return "SuperNode keys not registered (SuperNode authentication needs TLS)"
+    if not register:
+        return "SuperNode keys not registered (--no-register)"
+    return "SuperNode keys of the registry registered before the run"
+
+
 def run_remote(
-    link: SuperLinkAddress,
+    transport: Transport,
     settings: FederationSettings,
     *,
     on_line: Callable[[str], None] = print,
     register: bool = True,
     timeout: float = 24 * 3600,
 ) -> FederationReport:
+    """Register the sites' SuperNode keys (TLS only), submit the run, read its report."""
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="coordinator-flwr-") as tmp:
         home = Path(tmp)
-        ca = None if link.insecure else link.root_certificates
-        write_connection(home, link.address, ca)
+        write_connection(home, transport)
         env = flower_env(home, repo_root())
-        if register and ca is not None:
-            for site in register_sites(env, settings, home):
-                on_line(f"registered SuperNode key of {site}")
+        if register and transport.secure:
+            register_sites(env, settings, home, on_line)
         run_config = write_run_config(home / "run-config.toml", settings.to_run_config())
         code = run_app(env, repo_root(), run_config, on_line, timeout)
     report = settings.output_dir / "report.json"

@@ -7,10 +7,20 @@ import os
 import sys
 from collections.abc import Iterable
 
+import click
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from shared.errors import ToolkitError
+from shared.errors import ToolkitError, UsageError
+
+PATH_ERRORS = (
+    FileNotFoundError,
+    FileExistsError,
+    PermissionError,
+    IsADirectoryError,
+    NotADirectoryError,
+)
 
 err_console = Console(stderr=True)
 
@@ -31,24 +41,59 @@ def quiet_libraries() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def exit_status(result: object) -> int:
+    """The process status for what ``app(standalone_mode=False)`` returned.
+
+    Under ``standalone_mode=False`` click *returns* the code of ``typer.Exit``/``ctx.exit``
+    (``--help`` gives 0, Ctrl-C 130) instead of raising it; a command that returns normally
+    gives None. Anything but an int counts as success.
+    """
+    if isinstance(result, int) and not isinstance(result, bool):
+        return result
+    return 0
+
+
+def report_error(exc: ToolkitError) -> None:
+    """``error: <message>`` on stderr; the message is printed literally (``[adapt -> lora_rr]``
+    is a field location, not Rich markup)."""
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+
+
+def report_os_error(exc: OSError) -> int:
+    """A file the command was pointed at cannot be used: say which, exit as a usage error.
+
+    Other I/O failures (disk full, ...) exit 74 (EX_IOERR).
+    """
+    where = exc.filename if exc.filename is not None else "a file"
+    err_console.print(
+        f"[bold red]error:[/] {escape(str(where))}: {escape(exc.strerror or str(exc))}; "
+        "fix: check the path and its permissions",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return UsageError.exit_code if isinstance(exc, PATH_ERRORS) else 74
+
+
 def run_app(app: typer.Typer) -> None:
-    """Run a typer app; a ToolkitError ends the process with its own exit code and message."""
+    """Run a typer app and end the process with the status of what happened.
+
+    A ToolkitError ends it with its own exit code and message, a click usage error with 2,
+    ``typer.Exit(code)`` with ``code``, a missing or unreadable file with 2.
+    """
     quiet_libraries()
     try:
-        app(standalone_mode=False)
+        result = app(standalone_mode=False)
     except ToolkitError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        report_error(exc)
         sys.exit(exc.exit_code)
-    except typer.Exit as exc:
+    except typer.Exit as exc:  # click returns it under standalone_mode=False; kept for safety
         sys.exit(exc.exit_code)
     except typer.Abort:
         err_console.print("aborted")
         sys.exit(130)
-    except Exception as exc:  # click usage errors carry their own exit code
-        code = getattr(exc, "exit_code", None)
-        if code is None:
-            raise
-        show = getattr(exc, "show", None)
-        if callable(show):
-            show()
-        sys.exit(code)
+    except click.ClickException as exc:  # usage errors: 2, with click's own message
+        exc.show()
+        sys.exit(exc.exit_code)
+    except OSError as exc:
+        sys.exit(report_os_error(exc))
+    sys.exit(exit_status(result))

@@ -7,10 +7,13 @@ from typing import Annotated
 
 import typer
 
-from coordinator.config_file import SuperLinkAddress, load_coordinator_config
-from coordinator.remote import run_remote
+from coordinator.config_file import load_coordinator_config
+from coordinator.remote import auth_plan, run_remote
 from coordinator.report.summary import summary_lines
 from shared.errors import UsageError
+from shared.transport_policy import choose_transport
+
+CA_FIX = "set root-certificates in [superlink] of coordinator.toml or pass --root-certificates"
 
 
 def register(app: typer.Typer) -> None:
@@ -28,18 +31,36 @@ def register(app: typer.Typer) -> None:
         no_register: Annotated[
             bool, typer.Option("--no-register", help="Do not register SuperNode auth keys.")
         ] = False,
+        insecure: Annotated[
+            bool,
+            typer.Option(
+                "--insecure", help="No TLS and no SuperNode keys; loopback addresses only."
+            ),
+        ] = False,
+        allow_insecure_remote: Annotated[
+            bool,
+            typer.Option(
+                "--allow-insecure-remote",
+                help="With --insecure: allow a non-loopback address (trusted networks only).",
+            ),
+        ] = False,
     ) -> None:
         """Launch the rounds on a running deployment, stream progress, write the report."""
         link, settings = load_coordinator_config(config)
-        updates = {
-            k: v
-            for k, v in {"address": superlink, "root_certificates": root_certificates}.items()
-            if v is not None
-        }
-        link = SuperLinkAddress.model_validate({**link.model_dump(), **updates})
-        if not link.address:
-            raise UsageError("no SuperLink address; fix: --superlink HOST:PORT or [superlink]")
-        report = run_remote(link, settings, on_line=typer.echo, register=not no_register)
+        address = superlink or link.address
+        if not address:
+            raise UsageError(
+                "no SuperLink address; fix: --superlink HOST:PORT or address in [superlink]"
+            )
+        transport = choose_transport(
+            address,
+            root_certificates or link.root_certificates,
+            insecure=insecure,
+            allow_insecure_remote=allow_insecure_remote,
+            ca_fix=CA_FIX,
+        )
+        typer.echo(transport.describe(auth_plan(transport, register=not no_register)), err=True)
+        report = run_remote(transport, settings, on_line=typer.echo, register=not no_register)
         for line in summary_lines(report):
             typer.echo(line)
         typer.echo(f"report: {settings.output_dir / 'report.html'}")

@@ -18,12 +18,25 @@ def register(app: typer.Typer) -> None:
         superlink: Annotated[str, typer.Option(help="SuperLink Fleet API address host:port.")],
         site_config: Annotated[Path, typer.Option(help="site.toml with a \\[federation] table.")],
         insecure: Annotated[
-            bool, typer.Option(help="No TLS, no SuperNode auth (loopback tests only).")
+            bool,
+            typer.Option("--insecure", help="No TLS, no SuperNode auth; loopback addresses only."),
+        ] = False,
+        allow_insecure_remote: Annotated[
+            bool,
+            typer.Option(
+                "--allow-insecure-remote",
+                help="With --insecure: allow a non-loopback address (trusted networks only).",
+            ),
         ] = False,
     ) -> None:
         """Start this site's SuperNode and serve the coordinator's rounds until stopped."""
-        code = join_federation(load_join_config(site_config), superlink, insecure)
-        raise typer.Exit(code)
+        join_federation(
+            load_join_config(site_config),
+            superlink,
+            insecure=insecure,
+            allow_insecure_remote=allow_insecure_remote,
+            on_status=lambda line: typer.echo(line, err=True),
+        )
 
     @app.command("auth-key")
     def auth_key(

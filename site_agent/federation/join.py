@@ -6,6 +6,7 @@
     auth-private-key = "keys/supernode.key"   # from `site-agent auth-key`
     root-certificates = "tls/ca.crt"          # the coordinator's CA
     runtime-port = 9094                       # local ClientApp runtime API port
+    signing-public-key = "keys/site.pub.pem"  # the bundle is verified with it before sending
 
 Relative paths are taken from the folder of site.toml.
 """
@@ -14,13 +15,16 @@ from __future__ import annotations
 
 import subprocess
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from coordinator.deployment import flower_env
+from coordinator.deployment import DeploymentError, flower_env
+from protocol.export import SITE_ID_PATTERN
 from shared.errors import ConfigError
 from shared.text_files import read_text
+from shared.transport_policy import Transport, choose_transport
 from shared.validation_messages import validation_lines
 
 PATHS = (
@@ -30,13 +34,15 @@ PATHS = (
     "export-dir",
     "test-split",
     "annotator-dir",
+    "signing-public-key",
 )
+CA_FIX = "set root-certificates in [federation] of site.toml to the coordinator's ca.crt"
 
 
 class JoinConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
-    site_id: str = Field(alias="site-id", min_length=1)
+    site_id: str = Field(alias="site-id", pattern=SITE_ID_PATTERN)
     work_dir: Path = Field(alias="work-dir")
     auth_private_key: Path | None = Field(default=None, alias="auth-private-key")
     root_certificates: Path | None = Field(default=None, alias="root-certificates")
@@ -44,6 +50,7 @@ class JoinConfig(BaseModel):
     export_dir: Path | None = Field(default=None, alias="export-dir")
     test_split: Path | None = Field(default=None, alias="test-split")
     annotator_dir: Path | None = Field(default=None, alias="annotator-dir")
+    signing_public_key: Path | None = Field(default=None, alias="signing-public-key")
 
     def node_config(self) -> str:
         """The ``--node-config`` string the ClientApp reads (see federation/layout.py)."""
@@ -52,6 +59,7 @@ class JoinConfig(BaseModel):
             "export-dir": self.export_dir,
             "test-split": self.test_split,
             "annotator-dir": self.annotator_dir,
+            "signing-public-key": self.signing_public_key,
         }
         return " ".join(f'{k}="{v}"' for k, v in pairs.items() if v is not None)
 
@@ -79,7 +87,7 @@ def supernode_argv(config: JoinConfig, superlink: str, insecure: bool) -> list[s
     if config.root_certificates is None or config.auth_private_key is None:
         raise ConfigError(
             "TLS needs root-certificates and SuperNode auth needs auth-private-key in "
-            "[federation]; fix: add both (or pass --insecure for a loopback test)"
+            "[federation]; fix: add both (or pass --insecure for a test on this machine)"
         )
     return [
         *argv,
@@ -88,8 +96,39 @@ def supernode_argv(config: JoinConfig, superlink: str, insecure: bool) -> list[s
     ]  # fmt: skip
 
 
-def join(config: JoinConfig, superlink: str, insecure: bool = False) -> int:
-    """Run the SuperNode in the foreground until it stops; returns its exit code."""
-    argv = supernode_argv(config, superlink, insecure)
-    env = flower_env(config.work_dir / ".flwr")
-    return subprocess.call(argv, env=env)
+def auth_state(config: JoinConfig, transport: Transport) -> str:
+    if transport.secure:
+        return f"SuperNode auth on (key {config.auth_private_key})"
+    return "SuperNode auth off (it needs TLS)"
+
+
+def join(
+    config: JoinConfig,
+    superlink: str,
+    *,
+    insecure: bool = False,
+    allow_insecure_remote: bool = False,
+    on_status: Callable[[str], None] = print,
+) -> None:
+    """Run the SuperNode in the foreground until it stops; says first what protects the link.
+
+    TLS and SuperNode auth unless ``insecure`` (loopback only without
+    ``allow_insecure_remote``, see shared/transport_policy.py); a SuperNode that ends with a
+    non-zero status raises.
+    """
+    transport = choose_transport(
+        superlink,
+        config.root_certificates,
+        insecure=insecure,
+        allow_insecure_remote=allow_insecure_remote,
+        ca_fix=CA_FIX,
+    )
+    argv = supernode_argv(config, transport.address, insecure=not transport.secure)
+    on_status(transport.describe(auth_state(config, transport)))
+    code = subprocess.call(argv, env=flower_env(config.work_dir / ".flwr"))
+    if code != 0:
+        raise DeploymentError(
+            f"flower-supernode ended with status {code} (its messages are above); fix: check "
+            "the SuperLink address, that the CA and auth key are the ones the coordinator "
+            "issued and registered, and that runtime-port is free"
+        )

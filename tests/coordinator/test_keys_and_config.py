@@ -90,3 +90,22 @@ def test_join_builds_the_supernode_command_with_tls_and_auth(tmp_path: Path) -> 
     config_without_keys = config.model_copy(update={"auth_private_key": None})
     with pytest.raises(ConfigError, match="auth-private-key"):
         supernode_argv(config_without_keys, "10.0.0.1:9093", insecure=False)
+
+
+def test_a_site_without_a_supernode_key_is_named_not_skipped_silently(tmp_path: Path) -> None:
+    from coordinator.remote import register_sites
+
+    generate_signing_key(tmp_path / "sign", tmp_path / "sign.pub")
+    register_site(tmp_path / "r.json", "site-x", tmp_path / "sign.pub")
+    settings = FederationSettings(
+        registry=tmp_path / "r.json", base_model=tmp_path, output_dir=tmp_path
+    )
+    lines: list[str] = []
+    assert register_sites({}, settings, tmp_path, lines.append) == []
+    assert lines and "site-x" in lines[0] and "not registered" in lines[0] and "fix:" in lines[0]
+
+
+def test_coordinator_toml_refuses_insecure_in_the_file(tmp_path: Path) -> None:
+    (tmp_path / "coordinator.toml").write_text('[superlink]\naddress = "a:1"\ninsecure = true\n')
+    with pytest.raises(ConfigError, match="--insecure"):
+        load_coordinator_config(tmp_path / "coordinator.toml")

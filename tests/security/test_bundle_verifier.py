@@ -635,3 +635,25 @@ def test_site_ids_that_could_name_a_path_are_refused(site_id: str, tmp_path: Pat
     keys = SiteKeys(site_id="hospital-a", signing_public_key_pem="", signing_key_id="")
     with pytest.raises(ValidationError):
         SiteRegistry(sites={"hospital-b": keys})
+
+
+def test_the_site_verifies_with_its_configured_key_before_sending(world: World) -> None:
+    """``signing-public-key`` in [federation] reaches the ClientApp through the node config;
+    a bundle that does not verify under that key is not sent."""
+    from site_agent.federation.handlers import collect as site_collect
+    from site_agent.federation.join import JoinConfig
+    from site_agent.federation.layout import SiteLayout
+
+    (world.bundle.parent / "signer.pub.pem").unlink()  # only the configured key counts now
+
+    def layout(key: Path) -> SiteLayout:
+        join = JoinConfig.model_validate(
+            {"site-id": SITE, "work-dir": world.bundle.parent, "signing-public-key": key}
+        )
+        pairs = dict(item.split("=", 1) for item in join.node_config().split(" "))
+        config = {k: v.strip('"') for k, v in pairs.items()}
+        return SiteLayout.from_node_config({**config, "export-dir": str(world.bundle.parent)})
+
+    assert wire.BUNDLE in site_collect(layout(world.keys.public)).config_records
+    with pytest.raises(SiteFailure, match="bundle_unverified"):
+        site_collect(layout(world.other.public))
