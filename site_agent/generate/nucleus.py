@@ -3,12 +3,13 @@
 transformers' ``TopPLogitsWarper`` sorts every row of logits (262k entries per token for
 Gemma 3) at each step; on a CPU that sort costs several times the forward pass. The nucleus
 of a row is the smallest set of most probable tokens whose probability mass reaches ``p``. Its
-mass can be checked without a sort: the log-normaliser of the row (one pass, ``logsumexp``)
-gives each of the ``k`` largest logits (``topk``, a partial selection) its exact probability;
-when those ``k`` probabilities already add up to ``p`` the nucleus lies inside them and is
-read off their cumulative sum. Rows where they do not are retried with a larger ``k`` and
-finally with the full sort, so the kept set is always the one the full sort would keep (up to
-exact ties with the boundary logit, which are kept).
+mass can be checked without a sort: the log-normaliser of the row (one pass) gives each of the
+``k`` largest logits (``topk``, a partial selection) its exact probability; when those ``k``
+probabilities already add up to ``p`` the nucleus lies inside them and is read off their
+cumulative sum. For a wide row, the probability mass is summed per logit bucket (one more
+pass), which locates the bucket where the nucleus ends, and only that bucket is sorted. The
+kept set is the one the full sort keeps (up to exact ties with the boundary logit, which are
+kept); masses are summed in float64 so that rounding does not move the boundary.
 
 :class:`NucleusWarper` applies, in the order transformers does, temperature, then top-k (when
 asked), then top-p, in one logits processor; the backend passes it to ``generate`` with the
@@ -23,7 +24,11 @@ import torch
 from transformers import LogitsProcessor
 
 FIRST_K = 64
-GROWTH = 16
+BUCKETS = 512
+# Below the row's top logit minus this, tokens hold at most vocab * e**-SPAN of the mass
+# (2.5e-8 for 262k tokens), so a nucleus with p < 1 - 1e-6 never ends there.
+SPAN = 30.0
+WIDE_P_LIMIT = 1.0 - 1e-6
 
 
 def _keep_from_sorted(probs: torch.Tensor, top_p: float, min_keep: int) -> torch.Tensor:
@@ -33,28 +38,57 @@ def _keep_from_sorted(probs: torch.Tensor, top_p: float, min_keep: int) -> torch
     return (above < top_p).sum(dim=-1).clamp(min=min_keep)
 
 
+def _top_k_rows(
+    scores: torch.Tensor, log_z: torch.Tensor, top_p: float, min_keep: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Thresholds for the rows whose ``FIRST_K`` largest tokens already hold ``top_p``:
+    (which rows, their thresholds)."""
+    k = min(FIRST_K, scores.shape[1])
+    values = torch.topk(scores, k, dim=-1, sorted=True).values
+    probs = (values.double() - log_z).exp()
+    reached = (probs.sum(dim=-1) >= top_p) | (k == scores.shape[1])
+    counts = _keep_from_sorted(probs[reached], top_p, min_keep).clamp(max=k)
+    return reached, values[reached].gather(1, (counts - 1).unsqueeze(1))
+
+
+def _bucketed_row(row: torch.Tensor, log_z: torch.Tensor, top_p: float, min_keep: int) -> Any:
+    """One wide row's threshold: probability mass summed per logit bucket (float64) finds the
+    bucket where the nucleus ends; only that bucket's tokens are sorted."""
+    top = row.max()
+    width = SPAN / (BUCKETS - 1)
+    bucket = ((top - row) / width).floor().clamp_(0, BUCKETS - 1).long()
+    probs = (row.double() - log_z).exp()
+    mass = torch.zeros(BUCKETS, dtype=torch.float64).scatter_add_(0, bucket, probs)
+    cumulative = mass.cumsum(0)
+    edge = int((cumulative < top_p).sum().clamp(max=BUCKETS - 1))
+    inside = bucket == edge
+    values = torch.sort(row[inside], descending=True).values
+    above = float(cumulative[edge] - mass[edge])  # mass of the buckets above the edge
+    local = (values.double() - log_z).exp()
+    higher = above + local.cumsum(0) - local
+    kept_before = int((bucket < edge).sum())
+    count = max(int((higher < top_p).sum()), min_keep - kept_before, 1)
+    return values[min(count, values.numel()) - 1]
+
+
 def nucleus_threshold(scores: torch.Tensor, top_p: float, min_keep: int = 1) -> torch.Tensor:
     """Each row's lowest logit inside its nucleus, shape ``(rows, 1)``: the nucleus is every
     token at or above it (a token tied with it at the boundary is kept too)."""
-    rows, vocab = scores.shape
     top = scores.amax(dim=-1, keepdim=True)
     # one pass in the logits' dtype, summed in float64: masses near p are compared below
-    log_z = top.double() + (scores - top).exp().sum(dim=-1, keepdim=True, dtype=torch.float64).log()
-    threshold = torch.empty(rows, 1, dtype=scores.dtype, device=scores.device)
-    pending = torch.arange(rows, device=scores.device)
-    k = min(FIRST_K, vocab)
-    while pending.numel():
-        if k >= vocab:
-            values = torch.sort(scores[pending], dim=-1, descending=True).values
+    sums = (scores - top).exp().sum(dim=-1, keepdim=True, dtype=torch.float64)
+    log_z = top.double() + sums.log()
+    threshold = torch.empty(scores.shape[0], 1, dtype=scores.dtype, device=scores.device)
+    reached, found = _top_k_rows(scores, log_z, top_p, min_keep)
+    threshold[reached] = found
+    for row in (~reached).nonzero().flatten().tolist():
+        if top_p >= WIDE_P_LIMIT:
+            ordered = torch.sort(scores[row], descending=True).values.unsqueeze(0)
+            probs = (ordered.double() - log_z[row]).exp()
+            count = int(_keep_from_sorted(probs, top_p, min_keep)[0])
+            threshold[row] = ordered[0, count - 1]
         else:
-            values = torch.topk(scores[pending], k, dim=-1, sorted=True).values
-        probs = (values.double() - log_z[pending]).exp()
-        reached = (probs.sum(dim=-1) >= top_p) | (k >= vocab)
-        if reached.any():
-            counts = _keep_from_sorted(probs[reached], top_p, min_keep).clamp(max=values.shape[1])
-            threshold[pending[reached]] = values[reached].gather(1, (counts - 1).unsqueeze(1))
-        pending = pending[~reached]
-        k = min(k * GROWTH, vocab)
+            threshold[row] = _bucketed_row(scores[row], log_z[row], top_p, min_keep)
     return threshold
 
 
