@@ -628,6 +628,7 @@ def test_export_manifest_base_models_are_names(
     from site_agent.stages.export import export_request
 
     monkeypatch.setattr(export, "audit_binding", lambda config, inputs: None)
+    monkeypatch.setenv("DEID_SYNTH_CACHE", str(tmp_path / "empty-cache"))  # not fetched here
 
     encoder = tmp_path / "models" / "enc"
     encoder.mkdir(parents=True)
