@@ -18,12 +18,13 @@ import json
 import os
 import re
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from protocol import Corpus, LabelMapping
+from protocol import Corpus, Document, LabelMapping
 from shared.errors import ConfigError
 from shared.provenance import config_digest
 from shared.text_files import read_text
@@ -120,3 +121,38 @@ def apply_mapping(
         notes["label_mapping_dropped_spans"] = f"{dropped} ({', '.join(missing)})"
     provenance = corpus.provenance.model_copy(update={"notes": notes})
     return Corpus(documents=tuple(documents), labels=mapping.coarse_labels, provenance=provenance)
+
+
+def shared_labels(mapping: LabelMapping | None, corpora: Iterable[Corpus]) -> tuple[str, ...]:
+    """The label space every coordinator model tags in: the coarse scheme, else the union."""
+    if mapping is not None:
+        return tuple(sorted(mapping.coarse_labels))
+    return tuple(sorted({label for corpus in corpora for label in corpus.labels}))
+
+
+def harmonise(corpus: Corpus, mapping: LabelMapping | None, labels: tuple[str, ...]) -> Corpus:
+    """``corpus`` with every span label mapped (raises ``UnmappedLabelError`` on a gap).
+
+    The label set is ``labels`` plus any label still present, so a model trained on it has a
+    head over exactly ``labels`` whenever the mapping covers the corpus. Unlike
+    :func:`apply_mapping`, the provenance is kept as it is: the coordinator and the sites use
+    this on the fly, for training and scoring in the shared label space.
+    """
+    documents = [
+        Document.model_validate(
+            {
+                **doc.model_dump(),
+                "spans": [
+                    {**s.model_dump(), "label": mapping.map_label(s.label) if mapping else s.label}
+                    for s in doc.spans
+                ],
+            }
+        )
+        for doc in corpus.documents
+    ]
+    present = {span.label for doc in documents for span in doc.spans}
+    return Corpus(
+        documents=tuple(documents),
+        labels=tuple(sorted(set(labels) | present)),
+        provenance=corpus.provenance,
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 from importlib import metadata
 
-from coordinator.aggregate import BuiltModel
+from coordinator.aggregate.built_model import BuiltModel
 from coordinator.run_state import RunState
 from protocol.rounds import CrossSiteCell, FederationReport, ReportProvenance, SiteSummary
 from shared.provenance import config_digest, tool_version

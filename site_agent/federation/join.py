@@ -20,9 +20,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from coordinator.deployment import DeploymentError, flower_env
 from protocol.export import SITE_ID_PATTERN
 from shared.errors import ConfigError
+from shared.flower_env import DeploymentError, flower_env, node_config, supernode_argv
 from shared.text_files import read_text
 from shared.transport_policy import Transport, choose_transport
 from shared.validation_messages import validation_lines
@@ -54,14 +54,16 @@ class JoinConfig(BaseModel):
 
     def node_config(self) -> str:
         """The ``--node-config`` string the ClientApp reads (see federation/layout.py)."""
-        pairs = {"site-id": self.site_id, "site-dir": self.work_dir}
-        pairs |= {
-            "export-dir": self.export_dir,
-            "test-split": self.test_split,
-            "annotator-dir": self.annotator_dir,
-            "signing-public-key": self.signing_public_key,
-        }
-        return " ".join(f'{k}="{v}"' for k, v in pairs.items() if v is not None)
+        return node_config(
+            {
+                "site-id": self.site_id,
+                "site-dir": self.work_dir,
+                "export-dir": self.export_dir,
+                "test-split": self.test_split,
+                "annotator-dir": self.annotator_dir,
+                "signing-public-key": self.signing_public_key,
+            }
+        )
 
 
 def load_join_config(path: Path) -> JoinConfig:
@@ -79,21 +81,16 @@ def load_join_config(path: Path) -> JoinConfig:
         raise ConfigError(f"{path}: invalid [federation]", problems=validation_lines(exc)) from exc
 
 
-def supernode_argv(config: JoinConfig, superlink: str, insecure: bool) -> list[str]:
-    argv = ["flower-supernode", "--superlink", superlink, "--port", str(config.runtime_port)]
-    argv += ["--node-config", config.node_config()]
-    if insecure:
-        return [*argv, "--insecure"]
-    if config.root_certificates is None or config.auth_private_key is None:
-        raise ConfigError(
-            "TLS needs root-certificates and SuperNode auth needs auth-private-key in "
-            "[federation]; fix: add both (or pass --insecure for a test on this machine)"
-        )
-    return [
-        *argv,
-        "--root-certificates", str(config.root_certificates),
-        "--auth-supernode-private-key", str(config.auth_private_key),
-    ]  # fmt: skip
+def join_argv(config: JoinConfig, superlink: str, insecure: bool) -> list[str]:
+    """The ``flower-supernode`` command line for this site."""
+    return supernode_argv(
+        superlink,
+        config.runtime_port,
+        config.node_config(),
+        root_certificates=config.root_certificates,
+        auth_private_key=config.auth_private_key,
+        insecure=insecure,
+    )
 
 
 def auth_state(config: JoinConfig, transport: Transport) -> str:
@@ -123,7 +120,7 @@ def join(
         allow_insecure_remote=allow_insecure_remote,
         ca_fix=CA_FIX,
     )
-    argv = supernode_argv(config, transport.address, insecure=not transport.secure)
+    argv = join_argv(config, transport.address, insecure=not transport.secure)
     on_status(transport.describe(auth_state(config, transport)))
     code = subprocess.call(argv, env=flower_env(config.work_dir / ".flwr"))
     if code != 0:

@@ -8,8 +8,8 @@ import pytest
 from flwr.app import Context, Message, RecordDict, UserConfig
 from flwr.supercore.task_identity import TaskIdentity
 
-from coordinator import wire
 from protocol.rounds import RollCallReply
+from shared import wire
 from site_agent import client_app
 from site_agent.federation import handlers
 from tests.coordinator.conftest import World

@@ -10,11 +10,12 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import load_ssh_private_key, load_ssh_public_key
 
-from coordinator.config_file import load_coordinator_config
-from coordinator.keys import create_supernode_auth_key, create_tls, load_registry, register_site
+from coordinator.deployment.config_file import load_coordinator_config
+from coordinator.deployment.keys import create_tls, load_registry, register_site
 from coordinator.settings import FederationSettings
 from shared.errors import ConfigError
 from shared.signing import generate_signing_key
+from shared.supernode_keys import create_supernode_auth_key
 from site_agent.federation.join import load_join_config, supernode_argv
 
 
@@ -93,7 +94,7 @@ def test_join_builds_the_supernode_command_with_tls_and_auth(tmp_path: Path) -> 
 
 
 def test_a_site_without_a_supernode_key_is_named_not_skipped_silently(tmp_path: Path) -> None:
-    from coordinator.remote import register_sites
+    from coordinator.deployment.remote import register_sites
 
     generate_signing_key(tmp_path / "sign", tmp_path / "sign.pub")
     register_site(tmp_path / "r.json", "site-x", tmp_path / "sign.pub")

@@ -13,7 +13,7 @@ import pytest
 
 from coordinator import aggregate
 from coordinator.demo import prepare_demo
-from coordinator.local import run_local_federation
+from coordinator.deployment.local import run_local_federation
 from protocol import LabelMapping
 from protocol.rounds import FederationReport
 from shared.corpus_io import read_corpus
