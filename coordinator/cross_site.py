@@ -76,7 +76,14 @@ def cross_site(
     replies = exchange(
         grid, dict.fromkeys(state.sites, content), wire.CROSS_SITE, "cross_site", timeout
     )
-    names = [m.info.name for m in models]
+    return matrix_from_replies(replies, state, [m.info.name for m in models])
+
+
+def matrix_from_replies(
+    replies: dict[int, Reply], state: RunState, names: list[str]
+) -> tuple[list[CrossSiteCell], list[CrossSiteCell]]:
+    """Every site's cells, in site order: its metrics per model, the codes it sent, or the
+    reason its reply is missing (the site is then excluded with that reason)."""
     matrix, baselines = [], []
     for node, reply in sorted(replies.items()):
         site = state.site_of(node)
