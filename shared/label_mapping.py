@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -25,13 +23,13 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from protocol import Corpus, Document, LabelMapping
+from shared.config_files import read_toml
 from shared.errors import ConfigError
 from shared.provenance import config_digest
 from shared.text_files import read_text
 from shared.validation_messages import validation_lines
 
 SCHEMES_DIR = Path(__file__).parent / "label_schemes"
-_TOML_WHERE = re.compile(r"\(at line (\d+), column \d+\)")
 _SHAPE = (
     'a mapping file holds name = "...", coarse_labels = [...] and a [mapping] table of '
     'SITE_LABEL = "COARSE_LABEL" lines'
@@ -56,15 +54,10 @@ def _resolve(path_or_name: str | os.PathLike[str]) -> Path:
 
 
 def _parse(path: Path) -> Any:
-    text = read_text(path, what="label mapping", error=ConfigError)
     suffix = path.suffix.lower()
     if suffix == ".toml":
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            found = _TOML_WHERE.search(str(exc))
-            where = f"{path}:{found[1]}" if found else str(path)
-            raise ConfigError(f"{where}: not valid TOML ({exc}); fix: {_SHAPE}") from exc
+        return read_toml(path, what="label mapping", fix=f"fix: {_SHAPE}")
+    text = read_text(path, what="label mapping", error=ConfigError)
     if suffix == ".json":
         try:
             return json.loads(text)

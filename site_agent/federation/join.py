@@ -14,16 +14,15 @@ Relative paths are taken from the folder of site.toml.
 from __future__ import annotations
 
 import subprocess
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from protocol.export import SITE_ID_PATTERN
+from shared.config_files import read_toml, resolve_paths
 from shared.errors import ConfigError
 from shared.flower_env import DeploymentError, flower_env, node_config, supernode_argv
-from shared.text_files import read_text
 from shared.transport_policy import Transport, choose_transport
 from shared.validation_messages import validation_lines
 
@@ -67,14 +66,10 @@ class JoinConfig(BaseModel):
 
 
 def load_join_config(path: Path) -> JoinConfig:
-    text = read_text(path, what="site config", error=ConfigError)
-    try:
-        raw = tomllib.loads(text).get("federation")
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the syntax") from exc
+    raw = read_toml(path, what="site config").get("federation")
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: no [federation] table; fix: add one as in deploy/site.toml")
-    values = {k: str(path.parent / v) if k in PATHS else v for k, v in raw.items()}
+    values = resolve_paths(raw, PATHS, path.parent)
     try:
         return JoinConfig.model_validate(values)
     except ValidationError as exc:
