@@ -55,17 +55,12 @@ def fits(update: ArrayRecord, reference: ArrayRecord) -> bool:
     )
 
 
+LOCAL_TRAINING = {"local_epochs", "learning_rate", "batch_size", "seed"}  # same names in both
+
+
 def instruction(state: RunState, labels: tuple[str, ...], rnd: int) -> FedAvgInstruction:
-    settings = state.settings
-    return FedAvgInstruction(
-        round=rnd,
-        labels=labels,
-        mapping=state.mapping,
-        local_epochs=settings.local_epochs,
-        learning_rate=settings.learning_rate,
-        batch_size=settings.batch_size,
-        seed=settings.seed,
-    )
+    local = state.settings.model_dump(include=LOCAL_TRAINING)
+    return FedAvgInstruction(round=rnd, labels=labels, mapping=state.mapping, **local)
 
 
 def read_update(content: RecordDict, reference: ArrayRecord) -> tuple[ArrayRecord, int] | str:
