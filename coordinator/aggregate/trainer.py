@@ -13,8 +13,6 @@ from protocol import Corpus
 from protocol.annotator import AnnotatorSettings
 from shared.atomic import atomic_directory
 
-ANNOTATOR_PACKAGE = "site_agent.annotate"  # the one site_agent edge; see train_annotator
-
 
 class NerSettings(AnnotatorSettings):
     """The annotator's settings with defaults for coordinator-side training (one CPU thread)."""
