@@ -6,48 +6,65 @@ also scores its own gold-trained annotator (the baseline, which never leaves the
 
 from __future__ import annotations
 
-from flwr.app import ConfigRecord, RecordDict
+from flwr.app import RecordDict
 from flwr.serverapp import Grid
 
-from coordinator import wire
-from coordinator.aggregate import BuiltModel
-from coordinator.messaging import exchange
+from coordinator.aggregate.built_model import BuiltModel
+from coordinator.messaging import Reply, exchange
 from coordinator.run_state import RunState
-from coordinator.transport import pack_model_dir
-from protocol.rounds import CrossSiteCell, ModelMetrics
+from protocol.rounds import BASELINE, CrossSiteCell, CrossSiteInstruction, CrossSiteReply
+from shared import wire
+
+
+def instruction(
+    models: list[BuiltModel], state: RunState, labels: tuple[str, ...]
+) -> CrossSiteInstruction:
+    return CrossSiteInstruction(
+        models=tuple(m.info.name for m in models),
+        # Exported site encoders tag in their site's labels: the site maps their output.
+        mapped_models=tuple(m.info.name for m in models if m.info.kind == "export"),
+        labels=labels,
+        mapping=state.mapping,
+        bootstrap=state.settings.bootstrap,
+        seed=state.settings.seed,
+    )
 
 
 def evaluation_content(
     models: list[BuiltModel], state: RunState, labels: tuple[str, ...]
 ) -> RecordDict:
-    content = RecordDict()
+    records: dict[str, wire.Record] = {}
     for model in models:
-        weights, files = pack_model_dir(model.model_dir)
-        content[wire.MODEL_PREFIX + model.info.name] = weights
-        content[wire.MODEL_FILES_PREFIX + model.info.name] = files
-    content["config"] = ConfigRecord(
-        {
-            "models": [m.info.name for m in models] or [""],
-            # Exported site encoders tag in their site's labels: the site maps their output.
-            "mapped-models": [m.info.name for m in models if m.info.kind == "export"] or [""],
-            "labels": list(labels),
-            "mapping": state.mapping.model_dump_json() if state.mapping else "",
-            "bootstrap": state.settings.bootstrap,
-            "seed": state.settings.seed,
-        }
-    )
-    return content
+        records |= wire.model_records(model.info.name, model.model_dir)
+    return wire.pack(instruction(models, state, labels), records)
 
 
-def read_cell(content: RecordDict, name: str, site: str) -> CrossSiteCell:
-    """The metrics of model ``name`` at ``site``, or the code the site sent instead."""
-    metrics = content.metric_records.get(wire.METRICS_PREFIX + name)
-    if metrics is not None:
-        flat = {k: float(v) for k, v in metrics.items()}  # type: ignore[arg-type]
-        return CrossSiteCell(model=name, site_id=site, metrics=ModelMetrics.from_flat(flat))
-    error = content.config_records.get(f"{wire.ERROR}:{name}")
-    code = str(error.get("code")) if error is not None else "missing_result"
-    return CrossSiteCell(model=name, site_id=site, error=code)
+def site_cells(answer: CrossSiteReply | str, names: list[str], site: str) -> list[CrossSiteCell]:
+    """One cell per model name: its metrics, the code the site sent, ``missing_result``, or,
+    when ``answer`` is a reason instead of a reply, that reason in every cell."""
+    if isinstance(answer, str):
+        return [CrossSiteCell(model=name, site_id=site, error=answer) for name in names]
+    return [
+        CrossSiteCell(
+            model=name,
+            site_id=site,
+            metrics=answer.metrics.get(name),
+            error=None if name in answer.metrics else answer.errors.get(name, "missing_result"),
+        )
+        for name in names
+    ]
+
+
+def read_reply(reply: Reply, state: RunState, site: str) -> CrossSiteReply | str:
+    """The site's validated answer, or the reason every one of its cells is empty."""
+    if reply.content is None:
+        state.note_failure(reply, "cross_site", site)
+        return reply.error or "no_reply"
+    try:
+        return wire.unpack(reply.content, CrossSiteReply)
+    except wire.WireError as exc:
+        state.exclude(site, "cross_site", "site_error", str(exc))
+        return "malformed_reply"
 
 
 def cross_site(
@@ -55,22 +72,22 @@ def cross_site(
 ) -> tuple[list[CrossSiteCell], list[CrossSiteCell]]:
     """The models x sites matrix and the per-site baselines (missing cells carry a reason)."""
     content = evaluation_content(models, state, labels)
+    timeout = state.settings.reply_timeout
     replies = exchange(
-        grid,
-        {n: content for n in state.sites},
-        wire.CROSS_SITE,
-        "cross_site",
-        state.settings.reply_timeout,
+        grid, dict.fromkeys(state.sites, content), wire.CROSS_SITE, "cross_site", timeout
     )
+    return matrix_from_replies(replies, state, [m.info.name for m in models])
+
+
+def matrix_from_replies(
+    replies: dict[int, Reply], state: RunState, names: list[str]
+) -> tuple[list[CrossSiteCell], list[CrossSiteCell]]:
+    """Every site's cells, in site order: its metrics per model, the codes it sent, or the
+    reason its reply is missing (the site is then excluded with that reason)."""
     matrix, baselines = [], []
     for node, reply in sorted(replies.items()):
         site = state.site_of(node)
-        if reply.content is None:
-            state.note_failure(reply, "cross_site", site)
-            reason = reply.error or "no_reply"
-            matrix += [CrossSiteCell(model=m.info.name, site_id=site, error=reason) for m in models]
-            baselines.append(CrossSiteCell(model=wire.BASELINE, site_id=site, error=reason))
-            continue
-        matrix += [read_cell(reply.content, m.info.name, site) for m in models]
-        baselines.append(read_cell(reply.content, wire.BASELINE, site))
+        answer = read_reply(reply, state, site)
+        matrix += site_cells(answer, names, site)
+        baselines += site_cells(answer, [BASELINE], site)
     return matrix, baselines

@@ -18,11 +18,12 @@ from coordinator.demo_sites import (
     demo_mapping,
     train_site_annotator,
 )
-from coordinator.keys import create_supernode_auth_key, register_site
-from coordinator.local import LocalSite, run_local_federation
+from coordinator.deployment.keys import register_site
+from coordinator.deployment.local import LocalSite, run_local_federation
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
 from shared.atomic import atomic_write_text
+from shared.supernode_keys import create_supernode_auth_key
 from site_agent.models.tiny import tiny_encoder
 
 

@@ -7,6 +7,7 @@ signed export bundle whose synthetic corpus comes from a different random stream
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,6 +145,13 @@ def demo_audit(corpus_path: Path, out: Path, real_path: Path) -> AuditBinding:
     )
 
 
+def write_stage_record(stage_dir: Path, stage: str, artifacts: dict[str, str]) -> None:
+    """The part of a pipeline ``stage.json`` the federation reads (stage, status, artifacts
+    relative to ``stage_dir``), so the ClientApp finds a demo site's files as a real one's."""
+    record = {"stage": stage, "status": "completed", "artifacts": artifacts, "summary": {}}
+    atomic_write_text(stage_dir / "stage.json", json.dumps(record, indent=2))
+
+
 def build_site(
     root: Path,
     site_id: str,
@@ -162,6 +170,8 @@ def build_site(
 
     site_dir = root / site_id
     write_jsonl(demo_corpus(site_id, n_test, seed, "test"), site_dir / "01-split" / "test.jsonl")
+    splits = {"train": "train.jsonl", "test": "test.jsonl"}
+    write_stage_record(site_dir / "01-split", "split", splits)
     keys = site_dir / "keys"
     keys.mkdir(parents=True, exist_ok=True)
     key_id = generate_signing_key(keys / "signing.key", keys / "signing.pub")
@@ -191,7 +201,7 @@ def build_site(
 
 
 def _train(corpus: Corpus, base_model: Path, out_dir: Path, epochs: int = 12) -> Path:
-    from coordinator.aggregate import NerSettings, train_annotator
+    from coordinator.aggregate.trainer import NerSettings, train_annotator
 
     settings = NerSettings(epochs=epochs, learning_rate=1e-3, batch_size=4)
     return train_annotator(corpus, None, base_model, settings, out_dir)
@@ -202,4 +212,6 @@ def train_site_annotator(
 ) -> Path:
     """The site's gold-trained annotator (its own labels), kept where the pipeline keeps it."""
     gold = demo_corpus(site.site_id, n_train, 0, "train")
-    return _train(gold, base_model, site.site_dir / "03-annotator" / "model", epochs)
+    model = _train(gold, base_model, site.site_dir / "03-annotator" / "model", epochs)
+    write_stage_record(model.parent, "annotator", {"model": model.name})
+    return model

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from flwr.app import Message, RecordDict
 from flwr.serverapp import Grid
 
-from coordinator import wire
+from shared import wire
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ import time
 from flwr.app import RecordDict
 from flwr.serverapp import Grid
 
-from coordinator import wire
 from coordinator.messaging import exchange
 from coordinator.run_state import RunState
 from protocol.rounds import RollCallReply
+from shared import wire
 
 log = logging.getLogger("flwr")
 
@@ -41,7 +41,11 @@ def roll_call(grid: Grid, state: RunState) -> None:
         if reply.content is None:
             state.note_failure(reply, "roll_call", f"node-{node}")
             continue
-        answer = wire.read_model_record(reply.content.config_records[wire.PAYLOAD], RollCallReply)
+        try:
+            answer = wire.unpack(reply.content, RollCallReply)
+        except wire.WireError as exc:
+            state.exclude(f"node-{node}", "roll_call", "site_error", str(exc))
+            continue
         if answer.site_id in state.roll:
             state.exclude(answer.site_id, "roll_call", "duplicate_site", f"node {node}")
             continue

@@ -11,22 +11,19 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
 from flwr.app import Context
 from flwr.serverapp import Grid, ServerApp
 
-from coordinator import aggregate
-from coordinator.collect import collect
+from coordinator.aggregate.phase import aggregate_models
+from coordinator.collect.phase import collect
 from coordinator.cross_site import cross_site
-from coordinator.fedavg import run_fedavg
 from coordinator.report.build import build_report
 from coordinator.report.write import write_report
 from coordinator.roll_call import roll_call
 from coordinator.run_state import RunState
 from coordinator.settings import FederationSettings
 from protocol import LabelMapping
-from protocol.corpus import UnmappedLabelError
 from protocol.registry import SiteRegistry
 from protocol.rounds import FederationReport
 
@@ -38,39 +35,6 @@ app = ServerApp()
 def banner(step: int, title: str) -> None:
     log.info("")
     log.info("[phase %d/5] %s", step, title)
-
-
-def aggregate_models(
-    grid: Grid, state: RunState, work_dir: Path
-) -> tuple[list[aggregate.BuiltModel], tuple[str, ...]]:
-    """Per-site, pooled and FedAvg models, all in one shared label space."""
-    corpora = {s: b.corpus for s, b in state.bundles.items() if b.corpus is not None}
-    labels = aggregate.shared_labels(state.mapping, corpora.values())
-    harmonised = {}
-    for site, corpus in corpora.items():
-        try:
-            harmonised[site] = aggregate.harmonise(corpus, state.mapping, labels)
-        except UnmappedLabelError as exc:
-            state.exclude(site, "aggregate", "malformed_bundle", str(exc).split(";")[0])
-    settings = aggregate.NerSettings(
-        epochs=state.settings.train_epochs,
-        learning_rate=state.settings.learning_rate,
-        batch_size=state.settings.batch_size,
-        seed=state.settings.seed,
-    )
-    base = state.settings.base_model
-    models = aggregate.train_site_and_pooled(harmonised, base, settings, work_dir)
-    models += aggregate.exported_encoders(state.bundles, work_dir)
-    for model in models:
-        log.info("  trained %s on %d documents", model.info.name, model.info.n_training_documents)
-    if state.settings.fedavg_rounds and harmonised:
-        initial = aggregate.init_token_classifier(
-            base, labels, work_dir / "fedavg-init", state.settings.seed
-        )
-        fedavg = run_fedavg(grid, state, initial, labels, work_dir / "fedavg")
-        if fedavg is not None:
-            models.append(fedavg)
-    return models, labels
 
 
 def run_federation(grid: Grid, settings: FederationSettings) -> FederationReport:

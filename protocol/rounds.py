@@ -1,8 +1,15 @@
 """What sites and the coordinator say to each other in a federation run, and what it reports.
 
 Every payload that travels inside a Flower ``Message`` is one of these models, serialised as
-JSON into a ``ConfigRecord`` (text-free by construction: sizes, labels, hashes, metrics,
-sanitised error codes). Model weights travel separately as ``ArrayRecord``.
+JSON into a ``ConfigRecord`` by ``shared.wire`` (text-free by construction: sizes, labels,
+hashes, metrics, sanitised error codes). Model weights travel beside it as ``ArrayRecord``.
+
+    roll call    coordinator: (nothing)            site: RollCallReply
+    collect      coordinator: (nothing)            site: the signed bundle (shared.wire keys)
+    fedavg       coordinator: FedAvgInstruction    site: FedAvgUpdate + trained weights
+                              + the global model
+    cross-site   coordinator: CrossSiteInstruction site: CrossSiteReply
+                              + every model
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from typing import Literal
 from pydantic import Field
 
 from protocol.base import SCHEMA_VERSION, ProtocolModel
+from protocol.corpus import LabelMapping
 from protocol.export import ExportManifest
 
 PHASES = ("roll_call", "collect", "aggregate", "cross_site", "report")
@@ -86,32 +94,51 @@ class ModelMetrics(ProtocolModel):
     label_recall: dict[str, float] = Field(default_factory=dict)
     n_documents: int
 
-    def to_flat(self) -> dict[str, float]:
-        """Flatten into MetricRecord keys (``token_f1``, ``token_f1.low``, ``recall.PER``...)."""
-        flat: dict[str, float] = {"n_documents": float(self.n_documents)}
-        for name in ("token_f1", "span_overlap_f1", "document_leakage"):
-            est: Estimate = getattr(self, name)
-            flat[name] = est.value
-            flat[f"{name}.low"] = est.low
-            flat[f"{name}.high"] = est.high
-        for label, recall in self.label_recall.items():
-            flat[f"recall.{label}"] = recall
-        return flat
 
-    @classmethod
-    def from_flat(cls, flat: dict[str, float]) -> ModelMetrics:
-        def est(name: str) -> Estimate:
-            return Estimate(value=flat[name], low=flat[f"{name}.low"], high=flat[f"{name}.high"])
+BASELINE = "__baseline__"  # the name a site's own gold-trained annotator is scored under
 
-        return cls(
-            token_f1=est("token_f1"),
-            span_overlap_f1=est("span_overlap_f1"),
-            document_leakage=est("document_leakage"),
-            label_recall={
-                k.removeprefix("recall."): v for k, v in flat.items() if k.startswith("recall.")
-            },
-            n_documents=int(flat["n_documents"]),
-        )
+
+class FedAvgInstruction(ProtocolModel):
+    """One FedAvg round: train the global model sent beside this on the site's synthetic corpus.
+
+    The site maps its corpus through ``mapping`` onto ``labels`` (the global model's head).
+    """
+
+    round: int = Field(ge=1)
+    labels: tuple[str, ...]
+    mapping: LabelMapping | None = None
+    local_epochs: int = Field(ge=1)
+    learning_rate: float = Field(gt=0)
+    batch_size: int = Field(ge=1)
+    seed: int
+
+
+class FedAvgUpdate(ProtocolModel):
+    """A site's answer to a FedAvg round; the trained weights travel beside it."""
+
+    num_examples: int = Field(ge=0)
+
+
+class CrossSiteInstruction(ProtocolModel):
+    """Score every model sent beside this, and the site's own annotator, on the test split.
+
+    Coordinator models tag in ``labels``; the ``mapped_models`` (exported site encoders) tag in
+    their own site's labels, so the scoring site maps their predictions through ``mapping``.
+    """
+
+    models: tuple[str, ...]
+    mapped_models: tuple[str, ...] = ()
+    labels: tuple[str, ...]
+    mapping: LabelMapping | None = None
+    bootstrap: int = Field(ge=0)
+    seed: int
+
+
+class CrossSiteReply(ProtocolModel):
+    """Metrics per model name (``BASELINE`` for the site's own annotator), or the code instead."""
+
+    metrics: dict[str, ModelMetrics] = Field(default_factory=dict)
+    errors: dict[str, SiteErrorCode] = Field(default_factory=dict)
 
 
 class Exclusion(ProtocolModel):

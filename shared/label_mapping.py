@@ -16,21 +16,20 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from protocol import Corpus, LabelMapping
+from protocol import Corpus, Document, LabelMapping
+from shared.config_files import read_toml
 from shared.errors import ConfigError
 from shared.provenance import config_digest
 from shared.text_files import read_text
 from shared.validation_messages import validation_lines
 
 SCHEMES_DIR = Path(__file__).parent / "label_schemes"
-_TOML_WHERE = re.compile(r"\(at line (\d+), column \d+\)")
 _SHAPE = (
     'a mapping file holds name = "...", coarse_labels = [...] and a [mapping] table of '
     'SITE_LABEL = "COARSE_LABEL" lines'
@@ -55,15 +54,10 @@ def _resolve(path_or_name: str | os.PathLike[str]) -> Path:
 
 
 def _parse(path: Path) -> Any:
-    text = read_text(path, what="label mapping", error=ConfigError)
     suffix = path.suffix.lower()
     if suffix == ".toml":
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            found = _TOML_WHERE.search(str(exc))
-            where = f"{path}:{found[1]}" if found else str(path)
-            raise ConfigError(f"{where}: not valid TOML ({exc}); fix: {_SHAPE}") from exc
+        return read_toml(path, what="label mapping", fix=f"fix: {_SHAPE}")
+    text = read_text(path, what="label mapping", error=ConfigError)
     if suffix == ".json":
         try:
             return json.loads(text)
@@ -120,3 +114,38 @@ def apply_mapping(
         notes["label_mapping_dropped_spans"] = f"{dropped} ({', '.join(missing)})"
     provenance = corpus.provenance.model_copy(update={"notes": notes})
     return Corpus(documents=tuple(documents), labels=mapping.coarse_labels, provenance=provenance)
+
+
+def shared_labels(mapping: LabelMapping | None, corpora: Iterable[Corpus]) -> tuple[str, ...]:
+    """The label space every coordinator model tags in: the coarse scheme, else the union."""
+    if mapping is not None:
+        return tuple(sorted(mapping.coarse_labels))
+    return tuple(sorted({label for corpus in corpora for label in corpus.labels}))
+
+
+def harmonise(corpus: Corpus, mapping: LabelMapping | None, labels: tuple[str, ...]) -> Corpus:
+    """``corpus`` with every span label mapped (raises ``UnmappedLabelError`` on a gap).
+
+    The label set is ``labels`` plus any label still present, so a model trained on it has a
+    head over exactly ``labels`` whenever the mapping covers the corpus. Unlike
+    :func:`apply_mapping`, the provenance is kept as it is: the coordinator and the sites use
+    this on the fly, for training and scoring in the shared label space.
+    """
+    documents = [
+        Document.model_validate(
+            {
+                **doc.model_dump(),
+                "spans": [
+                    {**s.model_dump(), "label": mapping.map_label(s.label) if mapping else s.label}
+                    for s in doc.spans
+                ],
+            }
+        )
+        for doc in corpus.documents
+    ]
+    present = {span.label for doc in documents for span in doc.spans}
+    return Corpus(
+        documents=tuple(documents),
+        labels=tuple(sorted(set(labels) | present)),
+        provenance=corpus.provenance,
+    )

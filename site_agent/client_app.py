@@ -12,7 +12,7 @@ from collections.abc import Callable
 from flwr.app import Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 
-from coordinator import wire
+from shared import wire
 from site_agent.federation import handlers
 from site_agent.federation.layout import SiteFailure, SiteLayout
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coordinator.transport import safetensors_bytes_to_record
-from coordinator.verify import ReceivedBundle
+from coordinator.collect.verify import ReceivedBundle
 from protocol import Corpus, Document, Span
 from shared.corpus_io import write_corpus
 from shared.provenance import sha256_file
 from shared.signing import generate_signing_key, key_id, load_private_key, sign
+from shared.transport import safetensors_bytes_to_record
 from site_agent.audit import AUDITED_CORPUS, AuditBinding, AuditPolicy, run_audit
 from site_agent.export import BundleRequest, build_bundle
 from site_agent.export.bundle import TRAINED_ON_KEY, write_trained_on

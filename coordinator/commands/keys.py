@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from coordinator.keys import create_tls, register_site
+from coordinator.deployment.keys import create_tls, register_site
 
 
 def register(app: typer.Typer) -> None:

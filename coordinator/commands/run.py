@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from coordinator.config_file import load_coordinator_config
-from coordinator.remote import auth_plan, run_remote
+from coordinator.deployment.config_file import load_coordinator_config
+from coordinator.deployment.remote import auth_plan, run_remote
 from coordinator.report.summary import summary_lines
 from shared.errors import UsageError
 from shared.transport_policy import choose_transport

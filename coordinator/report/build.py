@@ -5,9 +5,15 @@ from __future__ import annotations
 import platform
 from importlib import metadata
 
-from coordinator.aggregate import BuiltModel
+from coordinator.aggregate.built_model import BuiltModel
 from coordinator.run_state import RunState
-from protocol.rounds import CrossSiteCell, FederationReport, ReportProvenance, SiteSummary
+from protocol.rounds import (
+    BASELINE,
+    CrossSiteCell,
+    FederationReport,
+    ReportProvenance,
+    SiteSummary,
+)
 from shared.provenance import config_digest, tool_version
 
 VERSIONED = ("flwr", "torch", "transformers", "cryptography", "pydantic", "numpy")
@@ -68,7 +74,7 @@ def build_report(
         bundles=tuple(b.accepted for _, b in sorted(state.bundles.items())),
         models=tuple(m.info for m in models),
         matrix=complete(matrix, names, sites),
-        baselines=complete(baselines, ["__baseline__"], sites),
+        baselines=complete(baselines, [BASELINE], sites),
         exclusions=tuple(state.exclusions),
         labels=labels,
         provenance=ReportProvenance(

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from coordinator.keys import create_supernode_auth_key
+from shared.supernode_keys import create_supernode_auth_key
 from site_agent.federation.join import join as join_federation
 from site_agent.federation.join import load_join_config
 

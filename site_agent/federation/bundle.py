@@ -12,10 +12,10 @@ import logging
 from pathlib import Path
 
 from flwr.app import ConfigRecord, RecordDict
+from flwr.app.typing import ConfigRecordValues
 
-from coordinator import wire
-from coordinator.transport import safetensors_bytes_to_record
 from protocol.export import ExportManifest
+from shared import wire
 from shared.bundle_folder import read_bundle_folder
 from shared.bundle_verify import (
     BundleBytes,
@@ -26,6 +26,7 @@ from shared.bundle_verify import (
 )
 from shared.errors import VerificationError
 from shared.signing import load_public_key
+from shared.transport import safetensors_bytes_to_record
 from site_agent.export.bundle import SIGNER_PUBLIC_KEY
 from site_agent.federation.layout import SiteFailure
 
@@ -81,7 +82,7 @@ def verified_bundle(
 def pack_bundle(bundle_dir: Path, public_key_path: Path | None = None) -> RecordDict:
     """Manifest, signature and artifacts once they verify; encoder weights as ArrayRecords."""
     bundle, contents = verified_bundle(bundle_dir, public_key_path)
-    files: dict[str, bytes | str] = {
+    files: dict[str, ConfigRecordValues] = {
         wire.MANIFEST: bundle.manifest,
         wire.SIGNATURE: bundle.signature,
     }
@@ -94,5 +95,5 @@ def pack_bundle(bundle_dir: Path, public_key_path: Path | None = None) -> Record
             files[wire.HEADER_PREFIX + entry.name] = header
         else:
             files[wire.FILE_PREFIX + entry.name] = data
-    content[wire.BUNDLE] = ConfigRecord(files)  # type: ignore[arg-type]
+    content[wire.BUNDLE] = ConfigRecord(files)
     return content

@@ -2,21 +2,36 @@
 
 Nothing here returns text from the site's notes: roll call sends counts and labels, collect
 sends the already-audited export bundle, training sends weights, evaluation sends metrics.
+Instructions arrive as protocol models (``protocol.rounds``) through ``shared.wire``.
 """
 
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TypeVar
 
-from flwr.app import ConfigRecord, MetricRecord, RecordDict
+from flwr.app import RecordDict
 
-from coordinator import aggregate, wire
-from coordinator.transport import pack_model_dir, unpack_model_dir
 from protocol import Corpus, LabelMapping
+from protocol.annotator import AnnotatorSettings
 from protocol.corpus import UnmappedLabelError
-from protocol.rounds import RollCallReply, TestSplitSize
+from protocol.rounds import (
+    BASELINE,
+    CrossSiteInstruction,
+    CrossSiteReply,
+    FedAvgInstruction,
+    FedAvgUpdate,
+    ModelMetrics,
+    RollCallReply,
+    SiteErrorCode,
+    TestSplitSize,
+)
+from shared import wire
 from shared.corpus_io import read_corpus
+from shared.label_mapping import harmonise
+from shared.metrics.model_metrics import evaluate_predictions
+from shared.transport import pack_model_dir
 from site_agent.federation.bundle import (
     latest_bundle,
     pack_bundle,
@@ -26,13 +41,24 @@ from site_agent.federation.bundle import (
 from site_agent.federation.layout import SiteFailure, SiteLayout
 
 
+def annotate(model_dir: Path, corpus: Corpus) -> Corpus:
+    """The site's own annotator inference (loads torch on first use)."""
+    from site_agent.annotate import machine_annotate
+
+    return machine_annotate(model_dir, corpus)
+
+
 def load_test_split(layout: SiteLayout) -> Corpus:
-    if not layout.test_split.exists():
+    if layout.test_split is None or not layout.test_split.exists():
         raise SiteFailure("test_split_missing")
     try:
         return read_corpus(layout.test_split)
     except Exception as exc:
         raise SiteFailure("test_split_invalid") from exc
+
+
+def has_annotator(layout: SiteLayout) -> bool:
+    return layout.annotator_dir is not None and (layout.annotator_dir / "config.json").exists()
 
 
 def roll_call(layout: SiteLayout) -> RecordDict:
@@ -50,18 +76,32 @@ def roll_call(layout: SiteLayout) -> RecordDict:
             n_spans=sum(len(d.spans) for d in test.documents),
             n_characters=sum(len(d.text) for d in test.documents),
         ),
-        has_baseline=(layout.annotator_dir / "config.json").exists(),
+        has_baseline=has_annotator(layout),
     )
-    return RecordDict({wire.PAYLOAD: wire.model_record(reply)})
+    return wire.pack(reply)
 
 
 def collect(layout: SiteLayout) -> RecordDict:
     return pack_bundle(latest_bundle(layout.export_dir), layout.signing_public_key)
 
 
-def _mapping(config: ConfigRecord) -> LabelMapping | None:
-    raw = config.get("mapping", "")
-    return LabelMapping.model_validate_json(str(raw)) if raw else None
+Instruction = TypeVar("Instruction", FedAvgInstruction, CrossSiteInstruction)
+
+
+def read_instruction(content: RecordDict, cls: type[Instruction]) -> Instruction:
+    try:
+        return wire.unpack(content, cls)
+    except wire.WireError as exc:
+        raise SiteFailure("bad_request") from exc
+
+
+def to_shared_labels(
+    corpus: Corpus, mapping: LabelMapping | None, labels: tuple[str, ...]
+) -> Corpus:
+    try:
+        return harmonise(corpus, mapping, labels)
+    except UnmappedLabelError as exc:
+        raise SiteFailure("label_unmapped") from exc
 
 
 def _own_synthetic_corpus(layout: SiteLayout) -> Corpus:
@@ -69,111 +109,90 @@ def _own_synthetic_corpus(layout: SiteLayout) -> Corpus:
     return contents.corpus
 
 
+def unpack_model(content: RecordDict, name: str, out_dir: Path) -> Path:
+    try:
+        return wire.unpack_model(content, name, out_dir)
+    except wire.WireError as exc:
+        raise SiteFailure("model_unpack_failed") from exc
+
+
 def fedavg_train(layout: SiteLayout, content: RecordDict) -> RecordDict:
     """Train the received global model on this site's synthetic corpus for E local epochs."""
-    config = content.config_records["config"]
-    labels = tuple(str(x) for x in config["labels"])  # type: ignore[union-attr]
-    try:
-        corpus = aggregate.harmonise(_own_synthetic_corpus(layout), _mapping(config), labels)
-    except UnmappedLabelError as exc:
-        raise SiteFailure("label_unmapped") from exc
-    settings = aggregate.NerSettings(
-        epochs=int(config["local-epochs"]),  # type: ignore[arg-type]
-        learning_rate=float(config["learning-rate"]),  # type: ignore[arg-type]
-        batch_size=int(config["batch-size"]),  # type: ignore[arg-type]
-        seed=int(config["seed"]),  # type: ignore[arg-type]
+    task = read_instruction(content, FedAvgInstruction)
+    corpus = to_shared_labels(_own_synthetic_corpus(layout), task.mapping, task.labels)
+    settings = AnnotatorSettings(
+        epochs=task.local_epochs,
+        learning_rate=task.learning_rate,
+        batch_size=task.batch_size,
+        seed=task.seed,
+        num_threads=1,
     )
+    from site_agent.annotate import train_annotator  # loads torch
+
     with tempfile.TemporaryDirectory() as tmp:
+        start = unpack_model(content, wire.GLOBAL_MODEL, Path(tmp) / "in")
         try:
-            start = unpack_model_dir(
-                content.array_records["model"], content.config_records["files"], Path(tmp) / "in"
-            )
-        except (KeyError, ValueError) as exc:
-            raise SiteFailure("model_unpack_failed") from exc
-        try:
-            trained = aggregate.train_annotator(corpus, None, start, settings, Path(tmp) / "out")
+            trained = train_annotator(corpus, None, start, settings, Path(tmp) / "out").model_dir
         except Exception as exc:
             raise SiteFailure("training_failed") from exc
-        weights, _ = pack_model_dir(trained)
-    return RecordDict(
-        {
-            "model": weights,
-            "metrics": MetricRecord({wire.NUM_EXAMPLES: len(corpus)}),
-        }
-    )
+        weights, _ = pack_model_dir(Path(trained))
+    update = FedAvgUpdate(num_examples=len(corpus))
+    return wire.pack(update, {wire.MODEL_PREFIX + wire.GLOBAL_MODEL: weights})
 
 
 def _score(
-    predicted: Corpus, gold: Corpus, mapping: LabelMapping | None, config: ConfigRecord
-) -> MetricRecord:
-    labels = tuple(str(x) for x in config["labels"])  # type: ignore[union-attr]
-    try:
-        gold_shared = aggregate.harmonise(gold, mapping, labels)
-        pred_shared = aggregate.harmonise(predicted, mapping, labels)
-    except UnmappedLabelError as exc:
-        raise SiteFailure("label_unmapped") from exc
-    metrics = aggregate.evaluate_predictions(
-        gold_shared,
-        pred_shared,
-        None,
-        n_bootstrap=int(config["bootstrap"]),  # type: ignore[arg-type]
-        seed=int(config["seed"]),  # type: ignore[arg-type]
+    predicted: Corpus, gold: Corpus, mapping: LabelMapping | None, task: CrossSiteInstruction
+) -> ModelMetrics:
+    gold_shared = to_shared_labels(gold, mapping, task.labels)
+    pred_shared = to_shared_labels(predicted, mapping, task.labels)
+    return evaluate_predictions(
+        gold_shared, pred_shared, None, n_bootstrap=task.bootstrap, seed=task.seed
     )
-    return MetricRecord(metrics.to_flat())  # type: ignore[arg-type]
 
 
-def _evaluate_one(name: str, content: RecordDict, gold: Corpus, config: ConfigRecord) -> RecordDict:
+def _evaluate_one(
+    name: str, content: RecordDict, gold: Corpus, task: CrossSiteInstruction
+) -> ModelMetrics:
     with tempfile.TemporaryDirectory() as tmp:
-        try:
-            model_dir = unpack_model_dir(
-                content.array_records[wire.MODEL_PREFIX + name],
-                content.config_records[wire.MODEL_FILES_PREFIX + name],
-                Path(tmp),
-            )
-        except (KeyError, ValueError) as exc:
-            raise SiteFailure("model_unpack_failed") from exc
-        predicted = aggregate.machine_annotate(model_dir, gold)
+        predicted = annotate(unpack_model(content, name, Path(tmp)), gold)
     # Coordinator models tag in the shared label space; exported site encoders are mapped.
-    mapped = {str(x) for x in config["mapped-models"]}  # type: ignore[union-attr]
-    mapping = _mapping(config) if name in mapped else None
-    return RecordDict({wire.METRICS_PREFIX + name: _score(predicted, gold, mapping, config)})
+    mapping = task.mapping if name in task.mapped_models else None
+    return _score(predicted, gold, mapping, task)
 
 
-def _evaluate_baseline(layout: SiteLayout, gold: Corpus, config: ConfigRecord) -> MetricRecord:
-    if not (layout.annotator_dir / "config.json").exists():
+def _evaluate_baseline(
+    layout: SiteLayout, gold: Corpus, task: CrossSiteInstruction
+) -> ModelMetrics:
+    if layout.annotator_dir is None or not has_annotator(layout):
         raise SiteFailure("annotator_missing")
-    predicted = aggregate.machine_annotate(layout.annotator_dir, gold)
-    return _score(predicted, gold, _mapping(config), config)
+    predicted = annotate(layout.annotator_dir, gold)
+    return _score(predicted, gold, task.mapping, task)
 
 
 def cross_site(layout: SiteLayout, content: RecordDict) -> RecordDict:
     """Score every received model, and the site's own annotator, on the held-out test split."""
-    config = content.config_records["config"]
+    task = read_instruction(content, CrossSiteInstruction)
     gold = load_test_split(layout)
-    mapping = _mapping(config)
-    reply = RecordDict()
-    names = [str(x) for x in config["models"]]  # type: ignore[union-attr]
-    for name in names:
+    metrics: dict[str, ModelMetrics] = {}
+    errors: dict[str, SiteErrorCode] = {}
+    for name in task.models:
         try:
-            reply.update(_evaluate_one(name, content, _map_gold(gold, mapping), config))
+            metrics[name] = _evaluate_one(name, content, _map_gold(gold, task.mapping), task)
         except SiteFailure as failure:
-            reply[wire.ERROR + ":" + name] = ConfigRecord({"code": failure.code})
+            errors[name] = failure.code
         except Exception:
-            reply[wire.ERROR + ":" + name] = ConfigRecord({"code": "evaluation_failed"})
+            errors[name] = "evaluation_failed"
     try:
-        reply[wire.METRICS_PREFIX + wire.BASELINE] = _evaluate_baseline(layout, gold, config)
+        metrics[BASELINE] = _evaluate_baseline(layout, gold, task)
     except SiteFailure as failure:
-        reply[wire.ERROR + ":" + wire.BASELINE] = ConfigRecord({"code": failure.code})
+        errors[BASELINE] = failure.code
     except Exception:
-        reply[wire.ERROR + ":" + wire.BASELINE] = ConfigRecord({"code": "evaluation_failed"})
-    return reply
+        errors[BASELINE] = "evaluation_failed"
+    return wire.pack(CrossSiteReply(metrics=metrics, errors=errors))
 
 
 def _map_gold(gold: Corpus, mapping: LabelMapping | None) -> Corpus:
     """Gold in the shared label space (coordinator models are scored against this)."""
     if mapping is None:
         return gold
-    try:
-        return aggregate.harmonise(gold, mapping, tuple(sorted(mapping.coarse_labels)))
-    except UnmappedLabelError as exc:
-        raise SiteFailure("label_unmapped") from exc
+    return to_shared_labels(gold, mapping, tuple(sorted(mapping.coarse_labels)))

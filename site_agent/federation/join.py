@@ -14,16 +14,15 @@ Relative paths are taken from the folder of site.toml.
 from __future__ import annotations
 
 import subprocess
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from coordinator.deployment import DeploymentError, flower_env
 from protocol.export import SITE_ID_PATTERN
+from shared.config_files import read_toml, resolve_paths
 from shared.errors import ConfigError
-from shared.text_files import read_text
+from shared.flower_env import DeploymentError, flower_env, node_config, supernode_argv
 from shared.transport_policy import Transport, choose_transport
 from shared.validation_messages import validation_lines
 
@@ -54,46 +53,39 @@ class JoinConfig(BaseModel):
 
     def node_config(self) -> str:
         """The ``--node-config`` string the ClientApp reads (see federation/layout.py)."""
-        pairs = {"site-id": self.site_id, "site-dir": self.work_dir}
-        pairs |= {
-            "export-dir": self.export_dir,
-            "test-split": self.test_split,
-            "annotator-dir": self.annotator_dir,
-            "signing-public-key": self.signing_public_key,
-        }
-        return " ".join(f'{k}="{v}"' for k, v in pairs.items() if v is not None)
+        return node_config(
+            {
+                "site-id": self.site_id,
+                "site-dir": self.work_dir,
+                "export-dir": self.export_dir,
+                "test-split": self.test_split,
+                "annotator-dir": self.annotator_dir,
+                "signing-public-key": self.signing_public_key,
+            }
+        )
 
 
 def load_join_config(path: Path) -> JoinConfig:
-    text = read_text(path, what="site config", error=ConfigError)
-    try:
-        raw = tomllib.loads(text).get("federation")
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the syntax") from exc
+    raw = read_toml(path, what="site config").get("federation")
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: no [federation] table; fix: add one as in deploy/site.toml")
-    values = {k: str(path.parent / v) if k in PATHS else v for k, v in raw.items()}
+    values = resolve_paths(raw, PATHS, path.parent)
     try:
         return JoinConfig.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(f"{path}: invalid [federation]", problems=validation_lines(exc)) from exc
 
 
-def supernode_argv(config: JoinConfig, superlink: str, insecure: bool) -> list[str]:
-    argv = ["flower-supernode", "--superlink", superlink, "--port", str(config.runtime_port)]
-    argv += ["--node-config", config.node_config()]
-    if insecure:
-        return [*argv, "--insecure"]
-    if config.root_certificates is None or config.auth_private_key is None:
-        raise ConfigError(
-            "TLS needs root-certificates and SuperNode auth needs auth-private-key in "
-            "[federation]; fix: add both (or pass --insecure for a test on this machine)"
-        )
-    return [
-        *argv,
-        "--root-certificates", str(config.root_certificates),
-        "--auth-supernode-private-key", str(config.auth_private_key),
-    ]  # fmt: skip
+def join_argv(config: JoinConfig, superlink: str, insecure: bool) -> list[str]:
+    """The ``flower-supernode`` command line for this site."""
+    return supernode_argv(
+        superlink,
+        config.runtime_port,
+        config.node_config(),
+        root_certificates=config.root_certificates,
+        auth_private_key=config.auth_private_key,
+        insecure=insecure,
+    )
 
 
 def auth_state(config: JoinConfig, transport: Transport) -> str:
@@ -123,7 +115,7 @@ def join(
         allow_insecure_remote=allow_insecure_remote,
         ca_fix=CA_FIX,
     )
-    argv = supernode_argv(config, transport.address, insecure=not transport.secure)
+    argv = join_argv(config, transport.address, insecure=not transport.secure)
     on_status(transport.describe(auth_state(config, transport)))
     code = subprocess.call(argv, env=flower_env(config.work_dir / ".flwr"))
     if code != 0:

@@ -2,10 +2,11 @@
 
 Keys: ``site-id`` and ``site-dir`` (the pipeline's work dir) are required. By default the
 site's files are where ``site-agent synthesize`` puts them: bundles in ``<site-dir>/outbox/``,
-the held-out test split in ``<site-dir>/NN-split/test.jsonl`` and the gold-trained annotator in
-``<site-dir>/NN-annotator/model``. ``export-dir``, ``test-split`` and ``annotator-dir``
-override; ``signing-public-key`` names the key the site verifies its own bundle with before
-sending (default: the one the export stage leaves in the outbox).
+the held-out test split and the gold-trained annotator where the ``stage.json`` records of the
+``split`` (artifact ``test``) and ``annotator`` (artifact ``model``) stages say they are
+(``stage_records.py``). ``export-dir``, ``test-split`` and ``annotator-dir`` override;
+``signing-public-key`` names the key the site verifies its own bundle with before sending
+(default: the one the export stage leaves in the outbox).
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from protocol.rounds import SiteErrorCode
+from site_agent.federation.stage_records import stage_artifact
+
 
 class SiteFailure(Exception):
     """A failure the site reports to the coordinator as a code only (see ``SiteErrorCode``)."""
 
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: SiteErrorCode) -> None:
         super().__init__(code)
         self.code = code
 
@@ -29,8 +33,8 @@ class SiteLayout:
     site_id: str
     site_dir: Path
     export_dir: Path
-    test_split: Path
-    annotator_dir: Path
+    test_split: Path | None
+    annotator_dir: Path | None
     signing_public_key: Path | None = None
 
     @classmethod
@@ -43,21 +47,13 @@ class SiteLayout:
             site_id=str(site_id),
             site_dir=root,
             export_dir=Path(str(config.get("export-dir") or root / "outbox")),
-            test_split=Path(
-                str(config.get("test-split") or stage_file(root, "split", "test.jsonl"))
+            test_split=_path(config.get("test-split")) or stage_artifact(root, "split", "test"),
+            annotator_dir=(
+                _path(config.get("annotator-dir")) or stage_artifact(root, "annotator", "model")
             ),
-            annotator_dir=Path(
-                str(config.get("annotator-dir") or stage_file(root, "annotator", "model"))
-            ),
-            signing_public_key=(
-                Path(str(config["signing-public-key"]))
-                if config.get("signing-public-key")
-                else None
-            ),
+            signing_public_key=_path(config.get("signing-public-key")),
         )
 
 
-def stage_file(site_dir: Path, stage: str, name: str) -> Path:
-    """``<site-dir>/NN-<stage>/<name>`` of the latest-numbered stage folder (NN may change)."""
-    found = sorted(site_dir.glob(f"[0-9][0-9]-{stage}/{name}"))
-    return found[-1] if found else site_dir / f"00-{stage}" / name
+def _path(value: object) -> Path | None:
+    return Path(str(value)) if value else None

@@ -16,7 +16,7 @@ from coordinator.demo_sites import (
     demo_mapping,
     train_site_annotator,
 )
-from coordinator.keys import register_site
+from coordinator.deployment.keys import register_site
 from site_agent.models.tiny import tiny_encoder
 
 # Two shared cores: one intra-op thread avoids oversubscription (10x slower otherwise).

@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from coordinator import aggregate
 from coordinator.server_app import run_federation
 from coordinator.settings import FederationSettings
 from protocol import LabelMapping
 from protocol.rounds import FederationReport
 from shared.corpus_io import read_corpus
+from shared.label_mapping import harmonise
+from shared.metrics.model_metrics import evaluate_predictions
+from site_agent.annotate import machine_annotate
 from site_agent.client_app import app as client_app
 from tests.coordinator.conftest import World, node_configs
 from tests.coordinator.fake_grid import InProcessGrid
@@ -74,9 +76,9 @@ def test_matrix_cell_equals_metrics_computed_directly(
     site = world.sites["site-b"]
     gold = read_corpus(site.site_dir / "01-split" / "test.jsonl")
     mapping = LabelMapping.model_validate_json(world.mapping.read_text())
-    gold_shared = aggregate.harmonise(gold, mapping, report.labels)
-    predicted = aggregate.machine_annotate(out / "models" / "pooled", gold_shared)
-    direct = aggregate.evaluate_predictions(gold_shared, predicted, None, n_bootstrap=30, seed=13)
+    gold_shared = harmonise(gold, mapping, report.labels)
+    predicted = machine_annotate(out / "models" / "pooled", gold_shared)
+    direct = evaluate_predictions(gold_shared, predicted, None, n_bootstrap=30, seed=13)
     cell = report.cell("pooled", "site-b")
     assert cell is not None and cell.metrics == direct
 
@@ -88,13 +90,11 @@ def test_exported_encoder_is_scored_through_the_label_mapping(
     report, _, out = happy
     site = world.sites["site-c"]
     mapping = LabelMapping.model_validate_json(world.mapping.read_text())
-    gold = aggregate.harmonise(
-        read_corpus(site.site_dir / "01-split" / "test.jsonl"), mapping, report.labels
-    )
-    predicted = aggregate.machine_annotate(out / "models" / "export-site-a", gold)
+    gold = harmonise(read_corpus(site.site_dir / "01-split" / "test.jsonl"), mapping, report.labels)
+    predicted = machine_annotate(out / "models" / "export-site-a", gold)
     assert set(predicted.labels) <= set(mapping.mapping) - set(mapping.coarse_labels)
-    mapped = aggregate.harmonise(predicted, mapping, report.labels)
-    direct = aggregate.evaluate_predictions(gold, mapped, None, n_bootstrap=30, seed=13)
+    mapped = harmonise(predicted, mapping, report.labels)
+    direct = evaluate_predictions(gold, mapped, None, n_bootstrap=30, seed=13)
     cell = report.cell("export:site-a", "site-c")
     assert cell is not None and cell.metrics == direct
 

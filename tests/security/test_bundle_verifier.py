@@ -24,15 +24,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import save
 
-from coordinator import wire
-from coordinator.collect import collect
-from coordinator.keys import load_registry, register_site
+from coordinator.collect.phase import collect
+from coordinator.collect.verify import BundleRejected, VerifiedBundle, verify_received_bundle
+from coordinator.deployment.keys import load_registry, register_site
 from coordinator.run_state import RunState
 from coordinator.settings import FederationSettings
-from coordinator.verify import BundleRejected, VerifiedBundle, verify_received_bundle
 from protocol.export import UnsafeArtifactName, check_artifact_name
 from protocol.rounds import RollCallReply
 from protocol.rounds import TestSplitSize as SplitSize
+from shared import wire
 from shared.bundle_folder import read_bundle_folder
 from shared.bundle_verify import verify_bundle_bytes
 from shared.contained import PathEscapeError, contained_path
@@ -562,7 +562,7 @@ def test_real_collect_excludes_the_bundle(
 
 def test_exported_encoder_names_cannot_leave_the_model_folder(world: World, tmp_path: Path) -> None:
     """Old behaviour: ``encoder/../../<anywhere>`` was written outside the run folder."""
-    from coordinator.aggregate import exported_encoders
+    from coordinator.aggregate.exported import exported_encoders
 
     verified = verify_received_bundle(
         raw_received(world.bundle), SITE, load_registry(world.registry)

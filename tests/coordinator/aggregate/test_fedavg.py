@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from flwr.app import Array, ArrayRecord
 
-from coordinator.fedavg import fits, weighted_average
+from coordinator.aggregate.fedavg import fits, weighted_average
 
 
 def record(**arrays: np.ndarray) -> ArrayRecord:

@@ -7,10 +7,10 @@ import logging
 from flwr.app import RecordDict
 from flwr.serverapp import Grid
 
-from coordinator import wire
+from coordinator.collect.verify import BundleRejected, ReceivedBundle, verify_received_bundle
 from coordinator.messaging import exchange
 from coordinator.run_state import RunState
-from coordinator.verify import BundleRejected, ReceivedBundle, verify_received_bundle
+from shared import wire
 
 log = logging.getLogger("flwr")
 

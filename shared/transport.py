@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 from flwr.app import Array, ArrayRecord, ConfigRecord
+from flwr.app.typing import ConfigRecordValues
 
 from shared.contained import PathEscapeError, write_contained
 
@@ -56,11 +57,11 @@ def record_to_safetensors_bytes(record: ArrayRecord, header: bytes) -> bytes:
 def pack_model_dir(model_dir: Path) -> tuple[ArrayRecord, ConfigRecord]:
     """A saved model folder as (weights, other files); every file is kept."""
     weights, header = safetensors_to_record(model_dir / WEIGHTS_FILE)
-    files: dict[str, bytes] = {"__header__": header}
+    files: dict[str, ConfigRecordValues] = {"__header__": header}
     for item in sorted(model_dir.iterdir()):
         if item.is_file() and item.name != WEIGHTS_FILE:
             files[item.name] = item.read_bytes()
-    return weights, ConfigRecord(files)  # type: ignore[arg-type]
+    return weights, ConfigRecord(files)
 
 
 def unpack_model_dir(weights: ArrayRecord, files: ConfigRecord, out_dir: Path) -> Path:

@@ -10,12 +10,13 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import load_ssh_private_key, load_ssh_public_key
 
-from coordinator.config_file import load_coordinator_config
-from coordinator.keys import create_supernode_auth_key, create_tls, load_registry, register_site
+from coordinator.deployment.config_file import load_coordinator_config
+from coordinator.deployment.keys import create_tls, load_registry, register_site
 from coordinator.settings import FederationSettings
 from shared.errors import ConfigError
 from shared.signing import generate_signing_key
-from site_agent.federation.join import load_join_config, supernode_argv
+from shared.supernode_keys import create_supernode_auth_key
+from site_agent.federation.join import join_argv, load_join_config
 
 
 def test_superlink_certificate_has_ip_and_dns_sans_and_chains_to_the_ca(tmp_path: Path) -> None:
@@ -84,16 +85,16 @@ def test_join_builds_the_supernode_command_with_tls_and_auth(tmp_path: Path) -> 
         'auth-private-key = "keys/node.key"\nroot-certificates = "ca.crt"\n'
     )
     config = load_join_config(tmp_path / "site.toml")
-    argv = supernode_argv(config, "10.0.0.1:9093", insecure=False)
+    argv = join_argv(config, "10.0.0.1:9093", insecure=False)
     assert argv[argv.index("--auth-supernode-private-key") + 1] == str(tmp_path / "keys/node.key")
     assert argv[argv.index("--node-config") + 1] == f'site-id="site-a" site-dir="{tmp_path / "w"}"'
     config_without_keys = config.model_copy(update={"auth_private_key": None})
     with pytest.raises(ConfigError, match="auth-private-key"):
-        supernode_argv(config_without_keys, "10.0.0.1:9093", insecure=False)
+        join_argv(config_without_keys, "10.0.0.1:9093", insecure=False)
 
 
 def test_a_site_without_a_supernode_key_is_named_not_skipped_silently(tmp_path: Path) -> None:
-    from coordinator.remote import register_sites
+    from coordinator.deployment.remote import register_sites
 
     generate_signing_key(tmp_path / "sign", tmp_path / "sign.pub")
     register_site(tmp_path / "r.json", "site-x", tmp_path / "sign.pub")

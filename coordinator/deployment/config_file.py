@@ -15,14 +15,13 @@ Relative paths are taken from the folder of the file.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coordinator.settings import FederationSettings
+from shared.config_files import read_toml, resolve_paths
 from shared.errors import ConfigError
-from shared.text_files import read_text
 from shared.validation_messages import validation_lines
 
 PATH_KEYS = ("registry", "base-model", "output-dir", "mapping")
@@ -36,17 +35,12 @@ class SuperLinkAddress(BaseModel):
 
 
 def load_coordinator_config(path: Path) -> tuple[SuperLinkAddress, FederationSettings]:
-    text = read_text(path, what="coordinator config", error=ConfigError)
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc}); fix: a TOML file as in deploy/") from exc
+    raw = read_toml(path, what="coordinator config", fix="fix: a TOML file as in deploy/")
     unknown = set(raw) - {"superlink", "federation"}
     if unknown:
         raise ConfigError(
             f"{path}: unknown section(s) {sorted(unknown)}; allowed: [superlink], [federation]"
         )
-    base = path.parent.resolve()  # Flower and the ServerApp need absolute paths
     link = dict(raw.get("superlink", {}))
     if "insecure" in link:
         raise ConfigError(
@@ -54,12 +48,8 @@ def load_coordinator_config(path: Path) -> tuple[SuperLinkAddress, FederationSet
             "chosen on the command line only; fix: remove it, set root-certificates (or pass "
             "`coordinator run --insecure` for a test on this machine)"
         )
-    if link.get("root-certificates"):
-        link["root-certificates"] = str(base / link["root-certificates"])
-    federation = dict(raw.get("federation", {}))
-    for key in PATH_KEYS:
-        if federation.get(key):
-            federation[key] = str(base / federation[key])
+    link = resolve_paths(link, ["root-certificates"], path.parent)
+    federation = resolve_paths(raw.get("federation", {}), PATH_KEYS, path.parent)
     try:
         address = SuperLinkAddress.model_validate(link)
     except ValidationError as exc:

@@ -12,16 +12,16 @@ import logging
 from pathlib import Path
 
 import numpy as np
-from flwr.app import Array, ArrayRecord, ConfigRecord, MetricRecord, RecordDict
+from flwr.app import Array, ArrayRecord, ConfigRecord, RecordDict
 from flwr.serverapp import Grid
 
-from coordinator import wire
-from coordinator.aggregate import BuiltModel
+from coordinator.aggregate.built_model import BuiltModel
 from coordinator.messaging import exchange
 from coordinator.run_state import RunState
-from coordinator.transport import pack_model_dir, unpack_model_dir
-from protocol.rounds import TrainedModel
+from protocol.rounds import FedAvgInstruction, FedAvgUpdate, TrainedModel
+from shared import wire
 from shared.contained import write_contained
+from shared.transport import pack_model_dir, unpack_model_dir
 
 log = logging.getLogger("flwr")
 
@@ -55,21 +55,24 @@ def fits(update: ArrayRecord, reference: ArrayRecord) -> bool:
     )
 
 
-def _train_content(
-    weights: ArrayRecord, files: ConfigRecord, state: RunState, labels: tuple[str, ...]
-) -> RecordDict:
-    mapping = state.mapping.model_dump_json() if state.mapping else ""
-    config = ConfigRecord(
-        {
-            "local-epochs": state.settings.local_epochs,
-            "learning-rate": state.settings.learning_rate,
-            "batch-size": state.settings.batch_size,
-            "seed": state.settings.seed,
-            "labels": list(labels),
-            "mapping": mapping,
-        }
-    )
-    return RecordDict({"model": weights, "files": files, "config": config})
+LOCAL_TRAINING = {"local_epochs", "learning_rate", "batch_size", "seed"}  # same names in both
+
+
+def instruction(state: RunState, labels: tuple[str, ...], rnd: int) -> FedAvgInstruction:
+    local = state.settings.model_dump(include=LOCAL_TRAINING)
+    return FedAvgInstruction(round=rnd, labels=labels, mapping=state.mapping, **local)
+
+
+def read_update(content: RecordDict, reference: ArrayRecord) -> tuple[ArrayRecord, int] | str:
+    """The trained weights and example count of a reply, or why they cannot be averaged."""
+    try:
+        update = wire.unpack(content, FedAvgUpdate)
+    except wire.WireError as exc:
+        return str(exc)
+    weights = wire.model_weights(content, wire.GLOBAL_MODEL)
+    if weights is None or not fits(weights, reference):
+        return "update does not fit"
+    return weights, update.num_examples
 
 
 def _one_round(
@@ -81,9 +84,14 @@ def _one_round(
     rnd: int,
 ) -> dict[str, tuple[ArrayRecord, int]]:
     nodes = [n for n, s in state.sites.items() if s.site_id in state.bundles]
-    content = {n: _train_content(weights, files, state, labels) for n in nodes}
+    model: dict[str, wire.Record] = {
+        wire.MODEL_PREFIX + wire.GLOBAL_MODEL: weights,
+        wire.MODEL_FILES_PREFIX + wire.GLOBAL_MODEL: files,
+    }
+    content = wire.pack(instruction(state, labels, rnd), model)
+    timeout = state.settings.reply_timeout
     replies = exchange(
-        grid, content, wire.FEDAVG_TRAIN, f"fedavg-{rnd}", state.settings.reply_timeout
+        grid, dict.fromkeys(nodes, content), wire.FEDAVG_TRAIN, f"fedavg-{rnd}", timeout
     )
     updates: dict[str, tuple[ArrayRecord, int]] = {}
     for node, reply in sorted(replies.items()):
@@ -91,14 +99,11 @@ def _one_round(
         if reply.content is None:
             state.note_failure(reply, "aggregate", site)
             continue
-        update = reply.content.array_records.get("model")
-        metrics: MetricRecord | None = reply.content.metric_records.get("metrics")
-        if update is None or metrics is None or not fits(update, weights):
-            state.exclude(
-                site, "aggregate", "site_error", f"fedavg round {rnd}: update does not fit"
-            )
+        update = read_update(reply.content, weights)
+        if isinstance(update, str):
+            state.exclude(site, "aggregate", "site_error", f"fedavg round {rnd}: {update}")
             continue
-        updates[site] = (update, int(metrics[wire.NUM_EXAMPLES]))  # type: ignore[arg-type]
+        updates[site] = update
     return updates
 
 

@@ -1,8 +1,7 @@
 """Keys and certificates of a deployment, and the coordinator's site registry.
 
 - a CA and the SuperLink's TLS certificate (IP and DNS subject alternative names);
-- each site's SuperNode authentication key: ECDSA P-384 in OpenSSH format, which is what
-  ``flower-supernode --auth-supernode-private-key`` loads and ``flwr supernode register`` takes;
+- (each site's SuperNode authentication key is made in shared/supernode_keys.py);
 - the registry of sites: their Ed25519 export-signing public key (shared/signing.py) and their
   SuperNode auth public key.
 """
@@ -11,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from protocol.registry import SiteKeys, SiteRegistry
 from shared.atomic import atomic_write_bytes, atomic_write_text
 from shared.errors import ConfigError
 from shared.signing import key_id, load_public_key
+from shared.supernode_keys import write_private_key
 
 VALID_DAYS = 365
 
@@ -34,14 +33,6 @@ class TlsFiles:
     ca_key: Path
     certificate: Path
     key: Path
-
-
-def _write_private(
-    path: Path, key: ec.EllipticCurvePrivateKey, fmt: serialization.PrivateFormat
-) -> None:
-    data = key.private_bytes(serialization.Encoding.PEM, fmt, serialization.NoEncryption())
-    atomic_write_bytes(path, data)
-    os.chmod(path, 0o600)
 
 
 def _san(hosts: list[str]) -> x509.SubjectAlternativeName:
@@ -97,23 +88,11 @@ def create_tls(out_dir: Path, hosts: list[str], name: str = "deid-synth") -> Tls
         .sign(ca_key, hashes.SHA256())
     )
     out_dir.mkdir(parents=True, exist_ok=True)
-    _write_private(files.ca_key, ca_key, serialization.PrivateFormat.PKCS8)
-    _write_private(files.key, server_key, serialization.PrivateFormat.PKCS8)
+    write_private_key(files.ca_key, ca_key, serialization.PrivateFormat.PKCS8)
+    write_private_key(files.key, server_key, serialization.PrivateFormat.PKCS8)
     atomic_write_bytes(files.ca_certificate, ca.public_bytes(serialization.Encoding.PEM))
     atomic_write_bytes(files.certificate, server.public_bytes(serialization.Encoding.PEM))
     return files
-
-
-def create_supernode_auth_key(private_path: Path) -> Path:
-    """An ECDSA P-384 key pair in OpenSSH format; returns the ``.pub`` path beside it."""
-    key = ec.generate_private_key(ec.SECP384R1())
-    _write_private(private_path, key, serialization.PrivateFormat.OpenSSH)
-    public_path = private_path.with_name(private_path.name + ".pub")
-    public = key.public_key().public_bytes(
-        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
-    )
-    atomic_write_bytes(public_path, public + b"\n")
-    return public_path
 
 
 def load_registry(path: Path) -> SiteRegistry:

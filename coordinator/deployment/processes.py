@@ -16,21 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shared.errors import ToolkitError
+from shared.flower_env import DeploymentError
 
-QUIET_FLOWER = {"FLWR_TELEMETRY_ENABLED": "0", "FLWR_DISABLE_UPDATE_CHECK": "1"}
 CONNECTION = "coordinator"
-
-
-class DeploymentError(ToolkitError):
-    """A Flower process did not start or a run did not finish."""
-
-    exit_code = 7
 
 
 def repo_root() -> Path:
     """The Flower App folder: the checkout whose pyproject has ``[tool.flwr.app]``."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     pyproject = root / "pyproject.toml"
     if not pyproject.exists() or "[tool.flwr.app]" not in pyproject.read_text(encoding="utf-8"):
         raise DeploymentError(
@@ -43,19 +36,6 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
-
-
-def flower_env(flwr_home: Path, repo_root: Path | None = None) -> dict[str, str]:
-    """Environment for every Flower process: quiet, own FLWR_HOME, one thread per process."""
-    env = {**os.environ, **QUIET_FLOWER, "FLWR_HOME": str(flwr_home)}
-    env.setdefault("OMP_NUM_THREADS", "1")
-    env.setdefault("TOKENIZERS_PARALLELISM", "false")
-    env.setdefault("HF_HUB_OFFLINE", "1")
-    env.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    if repo_root is not None:
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(repo_root), env.get("PYTHONPATH")) if p)
-    return env
 
 
 def descendants(pid: int) -> list[int]:

@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from coordinator import aggregate
 from coordinator.demo import prepare_demo
-from coordinator.local import run_local_federation
+from coordinator.deployment.local import run_local_federation
 from protocol import LabelMapping
 from protocol.rounds import FederationReport
 from shared.corpus_io import read_corpus
+from shared.label_mapping import harmonise
+from shared.metrics.model_metrics import evaluate_predictions
+from site_agent.annotate import machine_annotate
 
 SITES = ["site-a", "site-b", "site-c"]
 
@@ -63,14 +65,12 @@ def test_loopback_deployment_runs_every_round(tmp_path: Path) -> None:
     mapping = LabelMapping.model_validate_json(settings.mapping.read_text())  # type: ignore[union-attr]
     for site in sites:
         gold = read_corpus(site.site_dir / "01-split" / "test.jsonl")
-        shared_gold = aggregate.harmonise(gold, mapping, report.labels)
+        shared_gold = harmonise(gold, mapping, report.labels)
         for model in report.models:
-            predicted = aggregate.machine_annotate(
-                model_dir(out / "models", model.name), shared_gold
-            )
+            predicted = machine_annotate(model_dir(out / "models", model.name), shared_gold)
             if model.kind == "export":  # tags in its site's labels
-                predicted = aggregate.harmonise(predicted, mapping, report.labels)
-            direct = aggregate.evaluate_predictions(shared_gold, predicted, None, 50, settings.seed)
+                predicted = harmonise(predicted, mapping, report.labels)
+            direct = evaluate_predictions(shared_gold, predicted, None, 50, settings.seed)
             cell = report.cell(model.name, site.site_id)
             assert cell is not None and cell.metrics == direct, (model.name, site.site_id)
     print(f"loopback deployment: {elapsed:.1f} s")

@@ -12,11 +12,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from coordinator.deployment import DeploymentError, flower_env, repo_root
-from coordinator.flower_cli import register_supernode, run_app, write_connection, write_run_config
-from coordinator.keys import load_registry
+from coordinator.deployment.flower_cli import (
+    register_supernode,
+    run_app,
+    write_connection,
+    write_run_config,
+)
+from coordinator.deployment.keys import load_registry
+from coordinator.deployment.processes import repo_root
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
+from shared.flower_env import DeploymentError, flower_env
 from shared.transport_policy import Transport
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from flwr.app import Array
 
-from coordinator.collect import unpack_received
-from coordinator.keys import load_registry, register_site
-from coordinator.verify import BundleRejected, ReceivedBundle, verify_received_bundle
+from coordinator.collect.phase import unpack_received
+from coordinator.collect.verify import BundleRejected, ReceivedBundle, verify_received_bundle
+from coordinator.deployment.keys import load_registry, register_site
 from protocol.export import ArtifactEntry
 from shared.provenance import sha256_file
 from shared.signing import load_private_key, sign

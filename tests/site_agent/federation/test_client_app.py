@@ -8,11 +8,11 @@ import pytest
 from flwr.app import Context, Message, RecordDict, UserConfig
 from flwr.supercore.task_identity import TaskIdentity
 
-from coordinator import wire
+from coordinator.demo_sites import DemoSite
 from protocol.rounds import RollCallReply
+from shared import wire
 from site_agent import client_app
 from site_agent.federation import handlers
-from tests.coordinator.conftest import World
 
 
 def call(message_type: str, config: UserConfig, content: RecordDict | None = None) -> Message:
@@ -26,23 +26,21 @@ def everything_sent(reply: Message) -> str:
     return repr({k: dict(v) for k, v in reply.content.items()})
 
 
-def test_roll_call_sends_sizes_labels_and_manifest_but_no_text(world: World) -> None:
-    site = world.sites["site-a"]
+def test_roll_call_sends_sizes_labels_and_manifest_but_no_text(site: DemoSite) -> None:
     reply = call(wire.ROLL_CALL, {"site-id": "site-a", "site-dir": str(site.site_dir)})
-    answer = wire.read_model_record(reply.content.config_records[wire.PAYLOAD], RollCallReply)
+    answer = wire.unpack(reply.content, RollCallReply)
     assert answer.test_split.n_documents == 12 and answer.manifest is not None
     assert answer.has_baseline
     assert "Paciente" not in everything_sent(reply)
 
 
 def test_an_exception_with_text_becomes_a_code(
-    world: World, monkeypatch: pytest.MonkeyPatch
+    site: DemoSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def leaky(layout: object) -> RecordDict:
         raise ValueError("Paciente Ana Garcia, historia 123456")
 
     monkeypatch.setattr(handlers, "roll_call", leaky)
-    site = world.sites["site-a"]
     reply = call(wire.ROLL_CALL, {"site-id": "site-a", "site-dir": str(site.site_dir)})
     assert not reply.has_error() and wire.error_code(reply.content) == "internal_error"
     assert "Ana" not in everything_sent(reply)

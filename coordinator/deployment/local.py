@@ -10,21 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.deployment import (
-    DeploymentError,
-    ProcessGroup,
-    flower_env,
-    free_port,
-    repo_root,
-    wait_for_port,
-)
-from coordinator.flower_cli import write_connection
-from coordinator.keys import create_tls
-from coordinator.remote import auth_plan, register_sites, run_remote
+from coordinator.deployment.flower_cli import write_connection
+from coordinator.deployment.keys import create_tls
+from coordinator.deployment.processes import ProcessGroup, free_port, repo_root, wait_for_port
+from coordinator.deployment.remote import auth_plan, register_sites, run_remote
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
-from shared.transport_policy import choose_transport
-from site_agent.federation.join import JoinConfig, supernode_argv
+from shared.flower_env import DeploymentError, flower_env, node_config, supernode_argv
+from shared.transport_policy import Transport, choose_transport
 
 HOST = "127.0.0.1"
 
@@ -35,16 +28,16 @@ class LocalSite:
     site_dir: Path
     auth_key: Path  # OpenSSH private key; the ``.pub`` lies beside it
 
-    def join_config(self, ca: Path | None) -> JoinConfig:
-        """What ``site-agent join`` would read from this site's ``[federation]`` table."""
-        return JoinConfig.model_validate(
-            {
-                "site-id": self.site_id,
-                "work-dir": self.site_dir,
-                "auth-private-key": self.auth_key,
-                "root-certificates": ca,
-                "runtime-port": free_port(),
-            }
+    def supernode_argv(self, transport: Transport) -> list[str]:
+        """What ``site-agent join`` runs for a site whose ``[federation]`` table names
+        ``site_dir`` as its work dir (see site_agent/federation/join.py)."""
+        return supernode_argv(
+            transport.address,
+            free_port(),
+            node_config({"site-id": self.site_id, "site-dir": self.site_dir}),
+            root_certificates=transport.root_certificates,
+            auth_private_key=self.auth_key,
+            insecure=not transport.secure,
         )
 
 
@@ -95,9 +88,8 @@ def run_local_federation(
             cli_env = flower_env(work_dir / "flwr-home" / "cli", app_dir)
             register_sites(cli_env, settings, work_dir / "flwr-home" / "cli", on_line)
         for site in sites:
-            argv = supernode_argv(site.join_config(ca), transport.address, not transport.secure)
             env = flower_env(work_dir / "flwr-home" / site.site_id, app_dir)
-            group.start(f"supernode-{site.site_id}", argv, env)
+            group.start(f"supernode-{site.site_id}", site.supernode_argv(transport), env)
         run_settings = settings.model_copy(update={"expected_sites": len(sites)})
         try:
             return run_remote(

@@ -13,8 +13,9 @@ import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from coordinator.deployment import CONNECTION, DeploymentError, stream_lines
+from coordinator.deployment.processes import CONNECTION, stream_lines
 from shared.atomic import atomic_write_text
+from shared.flower_env import DeploymentError
 from shared.transport_policy import Transport
 
 

@@ -15,7 +15,6 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from flwr.app import ArrayRecord
 
-from coordinator.transport import record_to_safetensors_bytes
 from protocol import Corpus
 from protocol.export import ExportManifest
 from protocol.registry import SiteRegistry
@@ -27,6 +26,7 @@ from shared.bundle_verify import (
     parse_manifest,
     verify_bundle_bytes,
 )
+from shared.transport import record_to_safetensors_bytes
 
 __all__ = [
     "BundleRejected",

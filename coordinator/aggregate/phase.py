@@ -1,0 +1,61 @@
+"""Phase 3 as the ServerApp runs it: harmonise, train per-site and pooled, collect exported
+encoders, then FedAvg across the sites."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from flwr.serverapp import Grid
+
+from coordinator.aggregate.built_model import BuiltModel
+from coordinator.aggregate.exported import exported_encoders
+from coordinator.aggregate.fedavg import run_fedavg
+from coordinator.aggregate.pooled import train_site_and_pooled
+from coordinator.aggregate.trainer import NerSettings, init_token_classifier
+from coordinator.run_state import RunState
+from protocol import Corpus
+from protocol.corpus import UnmappedLabelError
+from shared.label_mapping import harmonise, shared_labels
+
+log = logging.getLogger("flwr")
+
+
+def harmonised_corpora(state: RunState, labels: tuple[str, ...]) -> dict[str, Corpus]:
+    """Every accepted synthetic corpus in the shared label space; a site whose labels the
+    mapping does not cover is excluded."""
+    harmonised = {}
+    for site, bundle in state.bundles.items():
+        if bundle.corpus is None:
+            continue
+        try:
+            harmonised[site] = harmonise(bundle.corpus, state.mapping, labels)
+        except UnmappedLabelError as exc:
+            state.exclude(site, "aggregate", "malformed_bundle", str(exc).split(";")[0])
+    return harmonised
+
+
+def aggregate_models(
+    grid: Grid, state: RunState, work_dir: Path
+) -> tuple[list[BuiltModel], tuple[str, ...]]:
+    """Per-site, pooled, exported and FedAvg models, and the label space they share."""
+    corpora = [b.corpus for b in state.bundles.values() if b.corpus is not None]
+    labels = shared_labels(state.mapping, corpora)
+    harmonised = harmonised_corpora(state, labels)
+    settings = NerSettings(
+        epochs=state.settings.train_epochs,
+        learning_rate=state.settings.learning_rate,
+        batch_size=state.settings.batch_size,
+        seed=state.settings.seed,
+    )
+    base = state.settings.base_model
+    models = train_site_and_pooled(harmonised, base, settings, work_dir)
+    models += exported_encoders(state.bundles, work_dir)
+    for model in models:
+        log.info("  trained %s on %d documents", model.info.name, model.info.n_training_documents)
+    if state.settings.fedavg_rounds and harmonised:
+        initial = init_token_classifier(base, labels, work_dir / "fedavg-init", state.settings.seed)
+        fedavg = run_fedavg(grid, state, initial, labels, work_dir / "fedavg")
+        if fedavg is not None:
+            models.append(fedavg)
+    return models, labels

@@ -1,0 +1,52 @@
+"""How the coordinator trains an NER model: the site's annotator trainer, reused.
+
+This is the one place the coordinator imports from ``site_agent`` (see ARCHITECTURE.md and
+tests/test_import_rules.py): the coordinator trains its per-site and pooled models with exactly
+the trainer the sites use for their gold annotator, so the models are comparable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from protocol import Corpus
+from protocol.annotator import AnnotatorSettings
+from shared.atomic import atomic_directory
+
+
+class NerSettings(AnnotatorSettings):
+    """The annotator's settings with defaults for coordinator-side training (one CPU thread)."""
+
+    num_threads: int | None = 1
+
+
+def train_annotator(
+    train: Corpus, validation: Corpus | None, base_model: Path, settings: NerSettings, out_dir: Path
+) -> Path:
+    """The site's annotator trainer; returns the model folder."""
+    from site_agent.annotate import train_annotator as train_encoder
+
+    return Path(train_encoder(train, validation, base_model, settings, out_dir).model_dir)
+
+
+def init_token_classifier(
+    base_model: Path, labels: tuple[str, ...], out_dir: Path, seed: int
+) -> Path:
+    """The FedAvg starting point: ``base_model`` with a seeded head over ``labels`` (IOB2)."""
+    import torch
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    from shared.ner_tokens import iob2_labels
+
+    torch.manual_seed(seed)
+    tags = iob2_labels(labels)
+    model = AutoModelForTokenClassification.from_pretrained(
+        base_model,
+        num_labels=len(tags),
+        id2label=dict(enumerate(tags)),
+        label2id={t: i for i, t in enumerate(tags)},
+    )
+    with atomic_directory(out_dir) as tmp:
+        model.save_pretrained(tmp)
+        AutoTokenizer.from_pretrained(base_model).save_pretrained(tmp)
+    return out_dir

@@ -1,0 +1,59 @@
+"""The models x sites matrix assembled from what the sites sent back, reply by reply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flwr.app import ConfigRecord, RecordDict
+
+from coordinator.cross_site import matrix_from_replies
+from coordinator.messaging import Reply
+from protocol.rounds import BASELINE, CrossSiteReply, Estimate, ModelMetrics
+from shared import wire
+from tests.coordinator.state import run_state
+
+NAMES = ["pooled", "fedavg"]
+
+
+def metrics(f1: float) -> ModelMetrics:
+    est = Estimate(value=f1, low=f1 - 0.1, high=f1 + 0.1)
+    return ModelMetrics(
+        token_f1=est, span_overlap_f1=est, document_leakage=est, label_recall={}, n_documents=3
+    )
+
+
+def test_cells_hold_metrics_codes_and_the_reason_a_reply_is_missing(tmp_path: Path) -> None:
+    state = run_state(tmp_path, {1: "site-a", 2: "site-b", 3: "site-c", 4: "site-d"})
+    answered = CrossSiteReply(
+        metrics={"pooled": metrics(0.8), BASELINE: metrics(0.9)},
+        errors={"fedavg": "model_unpack_failed"},
+    )
+    garbled = RecordDict({wire.PAYLOAD: ConfigRecord({"json": '{"metrics": 3}'})})
+    replies = {
+        1: Reply(1, content=wire.pack(answered)),
+        2: Reply(2, error="no_reply"),
+        3: Reply(3, content=garbled),
+        4: Reply(4, content=wire.pack(CrossSiteReply())),
+    }
+    matrix, baselines = matrix_from_replies(replies, state, NAMES)
+
+    table = {(c.model, c.site_id): (c.metrics, c.error) for c in matrix}
+    assert table == {
+        ("pooled", "site-a"): (metrics(0.8), None),
+        ("fedavg", "site-a"): (None, "model_unpack_failed"),
+        ("pooled", "site-b"): (None, "no_reply"),
+        ("fedavg", "site-b"): (None, "no_reply"),
+        ("pooled", "site-c"): (None, "malformed_reply"),
+        ("fedavg", "site-c"): (None, "malformed_reply"),
+        ("pooled", "site-d"): (None, "missing_result"),
+        ("fedavg", "site-d"): (None, "missing_result"),
+    }
+    assert [(b.site_id, b.metrics, b.error) for b in baselines] == [
+        ("site-a", metrics(0.9), None),
+        ("site-b", None, "no_reply"),
+        ("site-c", None, "malformed_reply"),
+        ("site-d", None, "missing_result"),
+    ]
+    excluded = {(e.site_id, e.reason) for e in state.exclusions}
+    assert excluded == {("site-b", "no_reply"), ("site-c", "site_error")}
+    assert 2 not in state.sites  # a site that stopped answering leaves the later phases
