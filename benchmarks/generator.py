@@ -62,7 +62,10 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         settings = AdaptSettings(
-            batch_size=args.batch_size, max_length=args.max_length, max_steps=args.steps
+            base_model=str(model),
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            max_steps=args.steps,
         )
         result = adapt_generator(train, model, settings, Path(tmp) / "adapt")
         rows.append(

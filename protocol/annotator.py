@@ -41,7 +41,7 @@ class AnnotatorSettings(ProtocolModel):
     vocabularies; never a small randomly initialised test model, which needs to learn its
     embeddings). ``decoding`` turns per-word tag scores into tags, in validation and in machine
     annotation alike: ``viterbi`` takes the most probable well-formed IOB2 sequence, ``argmax``
-    each word's best tag on its own (``site_agent.annotate.decoding``).
+    each word's best tag on its own (``site_agent.annotator.decoding``).
     """
 
     epochs: int = Field(6, ge=1)

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from protocol.site_config import SiteConfig, build_site_config
 from shared.corpus_io import read_corpus
 from shared.signing import generate_signing_key
+from site_agent.config import SiteConfig, build_site_config
 from site_agent.export import verify_bundle
 from site_agent.pipeline import read_record, run_pipeline, stage_folder
-from site_agent.stages import STAGES
+from site_agent.pipeline.registry import STAGES
 from tests.security.scan import leaks, needles
 from tests.tiny_models import tiny_causal_lm, tiny_encoder
 

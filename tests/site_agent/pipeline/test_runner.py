@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from protocol.site_config import SiteConfig, build_site_config
 from shared.errors import QualityGateError, UsageError
-from site_agent.pipeline import read_record, run_pipeline
-from site_agent.stages import STAGES, Stage, StageContext, StageOutput, check_registry
+from site_agent.config import SiteConfig, build_site_config
+from site_agent.pipeline import Stage, StageContext, StageOutput, read_record, run_pipeline
+from site_agent.pipeline.registry import STAGES, check_registry
 
 CALLS: list[str] = []
 
