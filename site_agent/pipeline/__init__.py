@@ -3,10 +3,12 @@ the runner that calls the stages in order and skips what is already done (``runn
 
 from site_agent.pipeline.runner import (
     StageRun,
+    artifacts_on_disk,
     folder_of,
     preflight,
     run_pipeline,
     settings_digest,
+    stage_artifact,
     stage_folder,
 )
 from site_agent.pipeline.stage import (
@@ -25,10 +27,12 @@ __all__ = [
     "StageRecord",
     "StageRun",
     "artifact_path",
+    "artifacts_on_disk",
     "folder_of",
     "preflight",
     "read_record",
     "run_pipeline",
     "settings_digest",
+    "stage_artifact",
     "stage_folder",
 ]

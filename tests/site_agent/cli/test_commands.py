@@ -101,7 +101,7 @@ def test_where_to_look_points_at_the_report_and_bundle(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
     from site_agent.cli.summary import where_to_look
-    from site_agent.pipeline import StageRecord, StageRun
+    from site_agent.pipeline import StageRecord, StageRun, folder_of
 
     def record(stage: str, artifacts: dict[str, str]) -> StageRecord:
         now = datetime.now(UTC)
@@ -115,6 +115,6 @@ def test_where_to_look_points_at_the_report_and_bundle(tmp_path: Path) -> None:
         StageRun("export", "skipped", 0.0, record("export", {"bundle": "/out/b1"})),
     ]
     assert where_to_look(runs, tmp_path) == [
-        f"site report: {tmp_path / '08-train-synthetic' / 'r.md'}",
+        f"site report: {folder_of(tmp_path, 'train-synthetic') / 'r.md'}",
         "bundle: /out/b1",
     ]

@@ -122,7 +122,7 @@ def test_validate_imports_no_ml_framework(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
         check=False,
     )
     assert done.returncode == 0, done.stderr

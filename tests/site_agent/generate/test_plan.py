@@ -135,5 +135,5 @@ def test_plan_for_model_counts_with_the_model_tokenizer(tmp_path: Path) -> None:
 
 
 def test_a_set_token_budget_needs_no_tokenizer() -> None:
-    plan = plan_generation(_notes(["a b c"]), 1, GenerationSettings(max_new_tokens=7), None)
-    assert plan.max_new_tokens == 7
+    plan = plan_generation(_notes(["a b c"]), 1, GenerationSettings(max_new_tokens=70), None)
+    assert plan.max_new_tokens == 70
