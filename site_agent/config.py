@@ -1,9 +1,9 @@
 """``site.toml``: everything a site agent needs to run its pipeline, validated on load.
 
-Each table is the settings type of the stage that reads it (``[adapt]`` is
-:class:`site_agent.adapt.settings.AdaptSettings`, ``[audit.policy]`` the audit's
-:class:`~site_agent.audit.policy.AuditPolicy`, ...): one type per table, validated once,
-every field settable from the file. ``docs/site-toml.md`` lists them all.
+Each table is the settings type of the stage that reads it (``[adapt]`` is the adapt
+package's ``AdaptSettings``, ``[audit.policy]`` the audit's ``AuditPolicy``, ...): one type
+per table, validated once, every field settable from the file. ``docs/site-toml.md`` lists
+them all.
 
 Defaults follow the seed papers: encoder NER and QLoRA adaptation with learning rate 1e-4,
 batch 16, 6 epochs (LoRA r=8, alpha=32, dropout 0.05, weight decay 0.1; NER weight decay

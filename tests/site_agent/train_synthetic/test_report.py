@@ -6,19 +6,11 @@ from protocol import Corpus, Document, Span
 from site_agent.train_synthetic.report import ModelScores, SiteReport, render_markdown
 
 
-def _corpus(n: int, prefix: str = "d", sources: int = 0) -> Corpus:
-    docs = tuple(
-        Document(
-            id=f"{prefix}{i}",
-            text=f"Note {i} about Ana.",
-            spans=(
-                Span(start=len(f"Note {i} about "), end=len(f"Note {i} about Ana"), label="PER"),
-            ),
-            source=f"s{i % sources}" if sources else None,
-        )
-        for i in range(n)
-    )
-    return Corpus(documents=docs)
+def _real(n: int) -> Corpus:
+    """``n`` notes, each naming one person (a PII span)."""
+    text = "Note about Ana."
+    span = Span(start=text.index("Ana"), end=text.index("Ana") + 3, label="PER")
+    return Corpus(documents=tuple(Document(id=f"d{i}", text=text, spans=(span,)) for i in range(n)))
 
 
 def test_site_report_markdown_shows_the_gap() -> None:
@@ -29,7 +21,7 @@ def test_site_report_markdown_shows_the_gap() -> None:
         leakage_rate=0.1,
     )  # fmt: skip
     syn = gold.model_copy(update={"token_f1": 0.6})
-    real = corpus_diagnostics(_corpus(4), language="en")
+    real = corpus_diagnostics(_real(4), language="en")
     plain = Corpus(documents=(Document(id="x", text="no names here at all"),), labels=("PER",))
     report = SiteReport(
         site_id="h1", n_test_documents=5, n_synthetic_documents=1, gold=gold, synthetic=syn,
