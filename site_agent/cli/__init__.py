@@ -1,4 +1,5 @@
-"""``site-agent``: wiring only; each command lives in ``site_agent/commands/<name>.py``."""
+"""``site-agent``: wiring only; each command lives in ``site_agent/cli/commands/<name>.py``;
+site setup, the run config and the closing summary live beside them in ``site_agent/cli/``."""
 
 from __future__ import annotations
 
