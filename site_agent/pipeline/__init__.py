@@ -11,14 +11,7 @@ from site_agent.pipeline.runner import (
     stage_artifact,
     stage_folder,
 )
-from site_agent.pipeline.stage import (
-    Stage,
-    StageContext,
-    StageOutput,
-    StageRecord,
-    artifact_path,
-    read_record,
-)
+from site_agent.pipeline.stage import Stage, StageContext, StageOutput, StageRecord, read_record
 
 __all__ = [
     "Stage",
@@ -26,7 +19,6 @@ __all__ = [
     "StageOutput",
     "StageRecord",
     "StageRun",
-    "artifact_path",
     "artifacts_on_disk",
     "folder_of",
     "preflight",
