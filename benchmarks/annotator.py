@@ -78,7 +78,7 @@ def _test_scores(gold: Corpus, pred: Corpus) -> dict[str, float]:
     from shared.metrics import evaluate
     from shared.metrics.pairing import pair_documents
     from shared.metrics.tokens import document_tags
-    from site_agent.annotate.scoring import token_scores
+    from site_agent.annotator.scoring import token_scores
 
     report = evaluate(gold, pred)
     tagged = [document_tags(pair) for pair in pair_documents(gold, pred)]
@@ -99,7 +99,7 @@ def _report(stage: str, done: int, total: int) -> None:
 
 def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Train, select on dev, annotate test; one row of the table."""
-    from site_agent.annotate import machine_annotate, train_annotator
+    from site_agent.annotator import machine_annotate, train_annotator
 
     settings = AnnotatorSettings(
         epochs=args.epochs,

@@ -17,11 +17,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from protocol import Corpus
+from shared.corpus_io import read_corpus
 from site_agent.adapt import AdaptSettings, adapt_generator
 from site_agent.generate import GenerationSettings, generate_corpus
 from site_agent.generate.backend import PromptJob
 from site_agent.generate.hf_backend import HFBackend
-from site_agent.generate.plan import GenerationPlan, first_words
+from site_agent.generate.plan import GenerationPlan, build_prompts
 from site_agent.models import resolve_model
 
 
@@ -58,11 +60,15 @@ def main() -> None:
     args = parser.parse_args()
     model = resolve_model(args.model)
     train = _texts(args.data / "train.jsonl", args.batch_size * args.steps)
-    prompts = [first_words(t, 3) for t in _texts(args.data / "dev.jsonl", args.gen_batch)]
+    dev = read_corpus(args.data / "dev.jsonl")
+    prompts = build_prompts(Corpus(documents=dev.documents[: args.gen_batch]), 3)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         settings = AdaptSettings(
-            batch_size=args.batch_size, max_length=args.max_length, max_steps=args.steps
+            base_model=str(model),
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            max_steps=args.steps,
         )
         result = adapt_generator(train, model, settings, Path(tmp) / "adapt")
         rows.append(

@@ -41,25 +41,31 @@ class AnnotatorSettings(ProtocolModel):
     vocabularies; never a small randomly initialised test model, which needs to learn its
     embeddings). ``decoding`` turns per-word tag scores into tags, in validation and in machine
     annotation alike: ``viterbi`` takes the most probable well-formed IOB2 sequence, ``argmax``
-    each word's best tag on its own (``site_agent.annotate.decoding``).
+    each word's best tag on its own (``site_agent.annotator.decoding``).
     """
 
-    epochs: int = Field(6, ge=1)
-    batch_size: int = Field(16, ge=1)
-    learning_rate: float = Field(1e-4, gt=0)
-    weight_decay: float = Field(1e-5, ge=0)
-    warmup_ratio: float = Field(0.0, ge=0, lt=1)
-    chunk_words: int = Field(128, ge=1)
-    max_length: int = Field(512, ge=8)
-    seed: int = 13
-    grad_accumulation: int | None = Field(None, ge=1)
-    group_by_length: bool = True
-    num_threads: int | None = Field(None, ge=1)
-    bf16: bool | None = None
-    eval_batch_size: int = Field(32, ge=1)
-    stall_restarts: int = Field(1, ge=0)
-    freeze_embeddings: bool | None = None
-    decoding: Literal["viterbi", "argmax"] = "viterbi"
+    epochs: int = Field(6, ge=1, description="passes over the training chunks")
+    batch_size: int = Field(16, ge=1, description="effective batch (chunks per optimiser step)")
+    learning_rate: float = Field(1e-4, gt=0, description="AdamW peak learning rate")
+    weight_decay: float = Field(1e-5, ge=0, description="AdamW weight decay")
+    warmup_ratio: float = Field(0.0, ge=0, lt=1, description="share of steps of linear warm-up")
+    chunk_words: int = Field(128, ge=1, description="words per training/inference chunk")
+    max_length: int = Field(512, ge=8, description="sub-word tokens per chunk at most")
+    seed: int = Field(13, description="seed of initialisation and batch order")
+    grad_accumulation: int | None = Field(
+        None, ge=1, description="micro-batches per step; unset: per device (see the type)"
+    )
+    group_by_length: bool = Field(True, description="batch chunks of similar length together")
+    num_threads: int | None = Field(None, ge=1, description="torch threads; unset: idle cores")
+    bf16: bool | None = Field(None, description="bfloat16 autocast; unset: where native")
+    eval_batch_size: int = Field(32, ge=1, description="chunks per batch in validation/inference")
+    stall_restarts: int = Field(1, ge=0, description='restarts of a run stuck on "O"')
+    freeze_embeddings: bool | None = Field(
+        None, description="keep input embeddings fixed; unset: when they are most weights"
+    )
+    decoding: Literal["viterbi", "argmax"] = Field(
+        "viterbi", description="per-word scores to IOB2 tags (see the type)"
+    )
 
     @model_validator(mode="after")
     def _batch_divides(self) -> AnnotatorSettings:

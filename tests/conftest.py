@@ -14,11 +14,15 @@ os.environ.setdefault("FLWR_DISABLE_UPDATE_CHECK", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 MEDDOCAN = REPO.parent / "shared" / "data" / "meddocan"
+# A git worktree may sit one level deeper than the main checkout; look beside both.
+MEDDOCAN_CANDIDATES = (MEDDOCAN, REPO.parent.parent / "shared" / "data" / "meddocan")
 
 
 @pytest.fixture(scope="session")
 def meddocan_dir() -> Path:
-    """The MEDDOCAN JSONL conversion (CC BY 4.0, Marimon et al., IberLEF 2019)."""
-    if not (MEDDOCAN / "train.jsonl").exists():
-        pytest.skip(f"MEDDOCAN not found at {MEDDOCAN}: the ../shared folder is absent")
-    return MEDDOCAN
+    """The MEDDOCAN JSONL conversion (CC BY 4.0, Marimon et al., IberLEF 2019); skips when
+    the ``../shared`` folder is absent."""
+    for candidate in MEDDOCAN_CANDIDATES:
+        if (candidate / "train.jsonl").exists():
+            return candidate
+    pytest.skip(f"MEDDOCAN not found at any of {[str(c) for c in MEDDOCAN_CANDIDATES]}")

@@ -24,13 +24,10 @@ PROTOCOL_MAY_USE = {"protocol", "pydantic", "__future__", *sys.stdlib_module_nam
 # file -> the modules (and their submodules) it may import although its package may not.
 ALLOWED: dict[str, tuple[str, ...]] = {
     # The coordinator trains with the site's annotator trainer: the one site_agent edge.
-    # (``site_agent.annotate`` is being renamed ``site_agent.annotator``; both are allowed.)
-    "coordinator/aggregate/trainer.py": ("site_agent.annotate", "site_agent.annotator"),
+    "coordinator/aggregate/trainer.py": ("site_agent.annotator",),
     # ``coordinator demo`` builds its own sites until issue 13 runs real site pipelines.
     "coordinator/demo.py": ("site_agent",),
     "coordinator/demo_sites.py": ("site_agent",),
-    # Moves out of protocol/ with the site half of issue 12 (SiteConfig is the site's type).
-    "protocol/site_config.py": ("shared",),
 }
 
 

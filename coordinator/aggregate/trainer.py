@@ -24,7 +24,7 @@ def train_annotator(
     train: Corpus, validation: Corpus | None, base_model: Path, settings: NerSettings, out_dir: Path
 ) -> Path:
     """The site's annotator trainer; returns the model folder."""
-    from site_agent.annotate import train_annotator as train_encoder
+    from site_agent.annotator import train_annotator as train_encoder
 
     return Path(train_encoder(train, validation, base_model, settings, out_dir).model_dir)
 

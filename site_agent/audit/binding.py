@@ -42,15 +42,15 @@ class AuditBinding:
     ``real`` is the real training text the audit stage reads (``split.train``), ``synthetic``
     the corpus it audits (``annotate.corpus``), ``seal_key`` the site's audit sealing key
     (``seal.seal_key``: when set, ``audit.json`` must carry the audit stage's seal),
-    ``policy`` the site config's
-    ``[audit.policy]`` table, ``pii_surfaces`` the ``(label, surrogate)`` pairs and
+    ``policy`` the site config's ``[audit.policy]`` (its ``AuditPolicy``, or the table as a
+    mapping), ``pii_surfaces`` the ``(label, surrogate)`` pairs and
     ``canaries`` the canary file of the pseudonymise stage, ``tokenizer`` the generator
     tokenizer reference the audit counted tokens with.
     """
 
     real: Path
     synthetic: Path
-    policy: Mapping[str, Any]
+    policy: AuditPolicy | Mapping[str, Any]
     pii_surfaces: tuple[tuple[str, str], ...] = ()
     canaries: Path | None = None
     tokenizer: str | None = None
@@ -206,7 +206,9 @@ def check_binding(report: AuditReport, audited_corpus: Path, binding: AuditBindi
         binding.synthetic,
         report.input_corpus_sha256,
     )
-    policy = AuditPolicy.model_validate(dict(binding.policy))
+    policy = binding.policy
+    if not isinstance(policy, AuditPolicy):
+        policy = AuditPolicy.model_validate(dict(policy))
     check_settings(report, binding, policy)
     rejudge(report, policy)
     check_accounting(report, synthetic, read_corpus(audited_corpus, "jsonl"))

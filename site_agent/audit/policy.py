@@ -29,7 +29,7 @@ class _Settings(BaseModel):
 class NgramRecallSettings(_Settings):
     """Corpus n-gram recall |R ∩ S| / |R| (and over R*, the n-grams overlapping gold PII)."""
 
-    sizes: tuple[int, ...] = (3, 5, 10)
+    sizes: tuple[int, ...] = Field((3, 5, 10), description="n-gram lengths measured")
 
     @field_validator("sizes")
     @classmethod
@@ -43,8 +43,8 @@ class NearestRealSettings(_Settings):
     """BM25 retrieval of the nearest real documents and ROUGE-N recall against them."""
 
     top_k: int = Field(3, ge=1, description="BM25-nearest real documents per synthetic one")
-    k1: float = Field(1.2, gt=0)
-    b: float = Field(0.75, ge=0, le=1)
+    k1: float = Field(1.2, gt=0, description="BM25 term-frequency saturation")
+    b: float = Field(0.75, ge=0, le=1, description="BM25 length normalisation")
     max_df: float = Field(
         0.5,
         gt=0,
@@ -58,9 +58,9 @@ class NearestRealSettings(_Settings):
         description="rarest terms of each synthetic document used as its BM25 query "
         "(null: all); bounds retrieval cost at scale",
     )
-    rouge_sizes: tuple[int, ...] = (3, 5)
+    rouge_sizes: tuple[int, ...] = Field((3, 5), description="ROUGE-N recall sizes")
     report_pairs: int = Field(20, ge=0, description="highest-risk pairs listed in the report")
-    batch_size: int = Field(2048, ge=1)
+    batch_size: int = Field(2048, ge=1, description="synthetic documents scored per batch")
 
 
 class DuplicateSettings(_Settings):
@@ -68,9 +68,11 @@ class DuplicateSettings(_Settings):
 
     threshold: float = Field(0.90, gt=0, le=1, description="Jaccard similarity of shingles")
     shingle: int = Field(3, ge=1, description="words per shingle")
-    num_perm: int = Field(128, ge=16)
-    seed: int = 1
-    false_positive_weight: float = Field(0.1, ge=0, le=1)
+    num_perm: int = Field(128, ge=16, description="MinHash permutations")
+    seed: int = Field(1, description="MinHash seed")
+    false_positive_weight: float = Field(
+        0.1, ge=0, le=1, description="LSH weight of false positives against false negatives"
+    )
 
 
 class PiiEchoSettings(_Settings):
@@ -94,23 +96,26 @@ class PiiEchoSettings(_Settings):
         description="only specific surfaces identify: two capitalised words, an e-mail "
         "address, or six digits that are not a date",
     )
-    ignore_labels: tuple[str, ...] = ()
+    ignore_labels: tuple[str, ...] = Field((), description="PII labels not searched")
 
 
 class FilterSettings(_Settings):
     """Which documents are dropped, in which order (a document counts under its first reason)."""
 
-    enabled: tuple[str, ...] = (
-        "exact_duplicate_real",
-        "near_duplicate_real",
-        "canary",
-        "pii_echo",
-        "sensitive_ngram",
-        "rouge_recall",
-        "exact_duplicate_synthetic",
-        "near_duplicate_synthetic",
+    enabled: tuple[str, ...] = Field(
+        (
+            "exact_duplicate_real",
+            "near_duplicate_real",
+            "canary",
+            "pii_echo",
+            "sensitive_ngram",
+            "rouge_recall",
+            "exact_duplicate_synthetic",
+            "near_duplicate_synthetic",
+        ),
+        description="filters applied, in this order",
     )
-    rouge_n: int = Field(5, ge=1)
+    rouge_n: int = Field(5, ge=1, description="N of the ROUGE filter")
     rouge_threshold: float = Field(
         0.30, ge=0, le=1, description="drop when max ROUGE-N recall against a real doc exceeds"
     )
@@ -204,20 +209,21 @@ DEFAULT_RULES: tuple[PolicyRule, ...] = (
 class AuditPolicy(_Settings):
     """Every setting of the audit; its digest is stamped into ``audit.json``."""
 
-    name: str = "default"
-    measures: tuple[str, ...] = (
-        "ngram_recall",
-        "nearest_real",
-        "duplicates",
-        "pii_echo",
-        "canaries",
+    name: str = Field("default", description="policy name stamped into audit.json")
+    measures: tuple[str, ...] = Field(
+        ("ngram_recall", "nearest_real", "duplicates", "pii_echo", "canaries"),
+        description="registered measures to run",
     )
     ngram_recall: NgramRecallSettings = NgramRecallSettings()
     nearest_real: NearestRealSettings = NearestRealSettings()
     duplicates: DuplicateSettings = DuplicateSettings()
     pii_echo: PiiEchoSettings = PiiEchoSettings()
     filters: FilterSettings = FilterSettings()
-    rules: tuple[PolicyRule, ...] = DEFAULT_RULES
+    rules: tuple[PolicyRule, ...] = Field(
+        DEFAULT_RULES,
+        description="[[audit.policy.rules]]: name, metric, comparison, threshold, stage, "
+        "required, description; all must hold for export",
+    )
 
     @field_validator("rules")
     @classmethod

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from protocol.site_config import SiteConfig, build_site_config
 from shared.signing import generate_signing_key
-from site_agent.site_setup import key_paths
+from site_agent.cli.site_setup import key_paths
+from site_agent.config import SiteConfig, build_site_config
 
 DEMO_CORPUS = Path(__file__).with_name("demo_corpus.jsonl")
 DEMO_SITE_ID = "demo-site"

@@ -43,7 +43,7 @@ from site_agent.federation.layout import SiteFailure, SiteLayout
 
 def annotate(model_dir: Path, corpus: Corpus) -> Corpus:
     """The site's own annotator inference (loads torch on first use)."""
-    from site_agent.annotate import machine_annotate
+    from site_agent.annotator import machine_annotate
 
     return machine_annotate(model_dir, corpus)
 
@@ -127,7 +127,7 @@ def fedavg_train(layout: SiteLayout, content: RecordDict) -> RecordDict:
         seed=task.seed,
         num_threads=1,
     )
-    from site_agent.annotate import train_annotator  # loads torch
+    from site_agent.annotator import train_annotator  # loads torch
 
     with tempfile.TemporaryDirectory() as tmp:
         start = unpack_model(content, wire.GLOBAL_MODEL, Path(tmp) / "in")

@@ -1,4 +1,8 @@
-"""Synthesis: sample notes from the adapted generator (vLLM on GPU, transformers on CPU)."""
+"""Stage 5, generate: sample notes from the adapted generator (vLLM on GPU, transformers on CPU).
+
+``plan`` decides what to generate, ``run`` generates it resumably through a registered
+backend, ``stage`` is the pipeline stage.
+"""
 
 from site_agent.generate.backend import (
     GenerationBackend,
@@ -6,12 +10,7 @@ from site_agent.generate.backend import (
     choose_backend,
     register_backend,
 )
-from site_agent.generate.plan import (
-    GenerationPlan,
-    first_words,
-    plan_for_model,
-    plan_generation,
-)
+from site_agent.generate.plan import GenerationPlan, plan_for_model, plan_generation
 from site_agent.generate.run import generate_corpus
 from site_agent.generate.settings import GenerationSettings
 
@@ -21,7 +20,6 @@ __all__ = [
     "GenerationSettings",
     "PromptJob",
     "choose_backend",
-    "first_words",
     "generate_corpus",
     "plan_for_model",
     "plan_generation",

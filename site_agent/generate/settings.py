@@ -1,35 +1,64 @@
-"""Synthesis settings; defaults follow the seed study (nucleus p=0.95, t=1.0, 4x corpus)."""
+"""``[generation]``: how many notes to sample and how; defaults follow the seed study
+(nucleus p=0.95, t=1.0, a corpus four times the training split)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from protocol.base import ProtocolModel
 
 
 class GenerationSettings(ProtocolModel):
-    """How many notes to sample, from which prompts, and with which sampler.
+    """Sampling from the adapted generator, prompted by the first words of validation notes.
 
-    The corpus size is ``samples_per_prompt`` per prompt when set, else ``size_multiple``
-    times the training corpus (4.0 in the seed study; 0.05 and 1.0 for ablations), spread
-    evenly over the prompts. ``max_new_tokens=None`` means "the longest validation document
-    in tokens, but at least ``min_max_new_tokens``".
+    Give either ``amount`` (synthetic documents as a multiple of the training split; 4.0 in
+    the seed study, 0.05 and 1.0 in its ablations) or ``samples_per_prompt``, not both.
+    ``max_new_tokens`` unset means: the longest validation document in the generator's
+    tokens, but at least ``min_max_new_tokens``.
     """
 
-    backend: str = Field("auto", description="'auto' or a registered backend: 'hf', 'vllm'")
-    prompt_words: int = Field(3, gt=0)
-    samples_per_prompt: int | None = Field(None, gt=0)
-    size_multiple: float = Field(4.0, gt=0.0)
-    top_p: float = Field(0.95, gt=0.0, le=1.0)
-    temperature: float = Field(1.0, gt=0.0)
-    top_k: int = Field(0, ge=0, description="0 disables top-k filtering")
-    min_new_tokens: int = Field(10, ge=0)
-    max_new_tokens: int | None = Field(None, gt=0)
-    min_max_new_tokens: int = Field(50, gt=0)
-    batch_size: int = Field(8, gt=0, description="documents generated (and saved) per batch")
-    cpu_threads: int | None = Field(None, gt=0, description="torch threads on CPU; None=default")
-    seed: int = 0
-    lora_mode: Literal["request", "merge"] = "request"
-    vllm_gpu_memory_utilization: float = Field(0.85, gt=0.0, le=1.0)
+    amount: float | None = Field(4.0, gt=0, description="synthetic documents per training document")
+    samples_per_prompt: int | None = Field(
+        None, ge=1, description="notes sampled from each prompt (instead of amount)"
+    )
+    max_documents: int | None = Field(None, ge=1, description="cap on the synthetic corpus size")
+    prompt_words: int = Field(3, ge=1, description="opening words of a validation note per prompt")
+    top_p: float = Field(0.95, gt=0.0, le=1.0, description="nucleus sampling mass")
+    temperature: float = Field(1.0, gt=0.0, description="sampling temperature")
+    top_k: int = Field(0, ge=0, description="top-k filtering; 0 disables it")
+    min_new_tokens: int = Field(10, ge=0, description="shortest continuation in tokens")
+    max_new_tokens: int | None = Field(
+        None, ge=1, description="longest continuation in tokens; unset: the longest validation note"
+    )
+    min_max_new_tokens: int = Field(
+        50, ge=1, description="floor of max_new_tokens when it is derived from the validation notes"
+    )
+    backend: str = Field("auto", description="auto, or a registered backend: hf | vllm")
+    batch_size: int = Field(8, ge=1, description="documents generated (and saved) per batch")
+    cpu_threads: int | None = Field(None, ge=1, description="torch threads on CPU; unset: default")
+    seed: int = Field(13, description="seed of every sampled note (per document, resumable)")
+    lora_mode: Literal["request", "merge"] = Field(
+        "request", description="vLLM: pass the adapter per request, or merge it into the weights"
+    )
+    vllm_gpu_memory_utilization: float = Field(
+        0.85, gt=0.0, le=1.0, description="vLLM: share of GPU memory it may take"
+    )
+
+    @model_validator(mode="after")
+    def _one_amount(self) -> GenerationSettings:
+        if self.samples_per_prompt is not None and self.amount is not None:
+            if "amount" in self.model_fields_set:
+                raise ValueError(
+                    "both amount and samples_per_prompt are set; fix: keep only one of them"
+                )
+            object.__setattr__(self, "amount", None)
+        if self.samples_per_prompt is None and self.amount is None:
+            raise ValueError("neither amount nor samples_per_prompt is set; fix: set one")
+        if self.max_new_tokens is not None and self.min_new_tokens > self.max_new_tokens:
+            raise ValueError(
+                f"min_new_tokens {self.min_new_tokens} > max_new_tokens {self.max_new_tokens}; "
+                "fix: raise max_new_tokens or lower min_new_tokens"
+            )
+        return self

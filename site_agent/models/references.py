@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from protocol.site_config import SiteConfig
 from shared.errors import ModelUnavailableError
+from site_agent.config import SiteConfig
 from site_agent.models.registry import registered_models
 from site_agent.models.resolve import _HF_ID, _looks_like_path
 

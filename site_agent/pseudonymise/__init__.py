@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from faker import Faker
 
 from protocol import Corpus, Document
-from protocol.site_config import PseudonymiseSection
 from site_agent.pseudonymise.filter import filter_document
 from site_agent.pseudonymise.records import SurrogateRecord
 from site_agent.pseudonymise.replace import surrogate_document
+from site_agent.pseudonymise.settings import PseudonymiseSettings
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,11 @@ class PseudonymiseResult:
     dropped_documents: int = 0
 
 
-def _none(corpus: Corpus, settings: PseudonymiseSection) -> PseudonymiseResult:
+def _none(corpus: Corpus, settings: PseudonymiseSettings) -> PseudonymiseResult:
     return PseudonymiseResult(corpus=corpus)
 
 
-def _surrogate(corpus: Corpus, settings: PseudonymiseSection) -> PseudonymiseResult:
+def _surrogate(corpus: Corpus, settings: PseudonymiseSettings) -> PseudonymiseResult:
     fake = Faker(settings.locale)
     docs: list[Document] = []
     records: list[SurrogateRecord] = []
@@ -44,7 +44,7 @@ def _surrogate(corpus: Corpus, settings: PseudonymiseSection) -> PseudonymiseRes
     return PseudonymiseResult(corpus=_rebuilt(corpus, docs), surrogates=records)
 
 
-def _filter(corpus: Corpus, settings: PseudonymiseSection) -> PseudonymiseResult:
+def _filter(corpus: Corpus, settings: PseudonymiseSettings) -> PseudonymiseResult:
     docs: list[Document] = []
     dropped = 0
     for doc in corpus.documents:
@@ -63,16 +63,22 @@ def _rebuilt(corpus: Corpus, docs: list[Document]) -> Corpus:
     return Corpus(documents=tuple(docs), labels=corpus.labels, provenance=corpus.provenance)
 
 
-MODES: dict[str, Callable[[Corpus, PseudonymiseSection], PseudonymiseResult]] = {
+MODES: dict[str, Callable[[Corpus, PseudonymiseSettings], PseudonymiseResult]] = {
     "none": _none,
     "surrogate": _surrogate,
     "filter": _filter,
 }
 
 
-def pseudonymise_corpus(corpus: Corpus, settings: PseudonymiseSection) -> PseudonymiseResult:
+def pseudonymise_corpus(corpus: Corpus, settings: PseudonymiseSettings) -> PseudonymiseResult:
     """Apply the configured mode to every document of ``corpus``."""
     return MODES[settings.mode](corpus, settings)
 
 
-__all__ = ["MODES", "PseudonymiseResult", "SurrogateRecord", "pseudonymise_corpus"]
+__all__ = [
+    "MODES",
+    "PseudonymiseResult",
+    "PseudonymiseSettings",
+    "SurrogateRecord",
+    "pseudonymise_corpus",
+]

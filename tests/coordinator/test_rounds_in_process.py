@@ -13,7 +13,7 @@ from protocol.rounds import FederationReport
 from shared.corpus_io import read_corpus
 from shared.label_mapping import harmonise
 from shared.metrics.model_metrics import evaluate_predictions
-from site_agent.annotate import machine_annotate
+from site_agent.annotator import machine_annotate
 from site_agent.client_app import app as client_app
 from tests.coordinator.conftest import World, node_configs
 from tests.coordinator.fake_grid import InProcessGrid

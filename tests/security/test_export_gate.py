@@ -16,16 +16,15 @@ from typing import Any
 import pytest
 
 from protocol import Corpus, Document
-from protocol.site_config import SiteConfig, build_site_config
 from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_file
 from shared.signing import generate_signing_key
 from site_agent.audit import AUDITED_CORPUS, AuditBinding, AuditPolicy, run_audit
 from site_agent.audit.seal import seal_key, write_seal
+from site_agent.config import SiteConfig, build_site_config
 from site_agent.export import BundleRequest, build_bundle
-from site_agent.pipeline import run_pipeline
-from site_agent.stages import Stage, StageContext, StageOutput
+from site_agent.pipeline import Stage, StageContext, StageOutput, run_pipeline
 from tests.site_agent.audit.builders import random_corpus
 
 REAL = random_corpus(5, 12, "r", words=40)
@@ -415,15 +414,15 @@ def test_an_untouched_work_dir_is_still_skipped(config: SiteConfig) -> None:
 def test_export_refuses_a_training_split_that_is_not_the_gold_corpus_split(
     tmp_path: Path,
 ) -> None:
-    from site_agent.stages.export import audit_binding
-    from site_agent.stages.split import split_gold_corpus
+    from site_agent.export.stage import audit_binding
+    from site_agent.split import stage as split
 
     gold = tmp_path / "gold.jsonl"
     write_corpus(random_corpus(2, 30, "g", words=20), gold)
     config = build_site_config(
         {"site_id": "x", "corpus": {"path": str(gold)}, "work_dir": str(tmp_path / "w")}
     )
-    files, _ = split_gold_corpus(config.corpus, config.split, tmp_path)
+    files = split.run(config.corpus, config.split, tmp_path)
     write_corpus(UNRELATED, files.train)  # swapped; its stage.json hash forged to match
     inputs = {"split.train": files.train}
     with pytest.raises(ExportRefusedError, match=r"rule 'training_split'.*fix:"):

@@ -21,11 +21,11 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from protocol.audit import AuditReport, RuleResult
-from protocol.site_config import SiteConfigError, load_site_config
 from shared.corpus_io import read_corpus
 from shared.errors import ConfigError, CorpusFormatError, ToolkitError
 from shared.label_mapping import load_label_mapping
 from site_agent.cli import app
+from site_agent.config import SiteConfigError, load_site_config
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = {"id": "d1", "text": "José vive en Madrid", "spans": [{"start": 0, "end": 4, "label": "PER"}]}
@@ -68,9 +68,9 @@ def test_validate_names_a_bracketed_path_when_valid(tmp_path: Path) -> None:
 def test_pipeline_summary_keeps_bracketed_results() -> None:
     from datetime import UTC, datetime
 
+    from site_agent.cli.summary import summary_table
     from site_agent.pipeline import StageRun
-    from site_agent.stages.base import StageRecord
-    from site_agent.summary import summary_table
+    from site_agent.pipeline.stage import StageRecord
 
     now = datetime.now(UTC)
     record = StageRecord(
@@ -91,7 +91,7 @@ def test_pipeline_summary_keeps_bracketed_results() -> None:
 def test_audit_summary_keeps_bracketed_rule_explanations(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from site_agent.commands.audit import summarise
+    from site_agent.cli.commands.audit import summarise
 
     rule = RuleResult(
         name="ngram_recall", measured=0.1, threshold=0.2, passed=True, explanation=BRACKETED
@@ -310,9 +310,9 @@ def test_site_agent_validate_empty_corpus_says_so(tmp_path: Path) -> None:
 
 
 def test_pipeline_refuses_an_empty_gold_corpus_before_training(tmp_path: Path) -> None:
-    from protocol.site_config import build_site_config
+    from site_agent.config import build_site_config
     from site_agent.pipeline import run_pipeline
-    from site_agent.stages import STAGES
+    from site_agent.pipeline.registry import STAGES
 
     corpus = tmp_path / "empty.jsonl"
     corpus.write_bytes(b"")
@@ -336,7 +336,7 @@ def _never_run(ctx: object) -> object:
 
 
 def _config(tmp_path: Path, **tables: dict[str, object]) -> object:
-    from protocol.site_config import build_site_config
+    from site_agent.config import build_site_config
 
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(json.dumps(DOC) + "\n", encoding="utf-8")
@@ -384,8 +384,7 @@ def test_unknown_model_names_stop_the_pipeline_before_any_stage(
 ) -> None:
     from shared.errors import ModelUnavailableError
     from site_agent.models import registered_models
-    from site_agent.pipeline import run_pipeline
-    from site_agent.stages import Stage
+    from site_agent.pipeline import Stage, run_pipeline
 
     STAGE_CALLS.clear()
     config = _config(tmp_path, **tables)
@@ -448,7 +447,7 @@ def test_site_agent_synthesize_unknown_generator_exits_before_training(tmp_path:
 def _section_models() -> dict[str, type]:
     from pydantic import BaseModel
 
-    from protocol.site_config import SiteConfig
+    from site_agent.config import SiteConfig
 
     return {
         name: field.annotation
@@ -460,7 +459,7 @@ def _section_models() -> dict[str, type]:
 def config_keys_named(text: str) -> list[tuple[str, bool]]:
     """Every site.toml key a message names (``[section] key``, ``section.key``, ``set key``),
     with whether SiteConfig has it."""
-    from protocol.site_config import SiteConfig
+    from site_agent.config import SiteConfig
 
     sections = _section_models()
     every_key = set(SiteConfig.model_fields) | {
@@ -483,7 +482,7 @@ def config_keys_named(text: str) -> list[tuple[str, bool]]:
 def _gate_messages() -> list[str]:
     from protocol.annotator import AnnotatorMetrics
     from shared.errors import QualityGateError
-    from site_agent.annotate import check_annotator_quality
+    from site_agent.annotator import check_annotator_quality
 
     weak = AnnotatorMetrics.model_construct(recall=0.1)
     messages = []
@@ -606,8 +605,8 @@ def test_model_identity_is_a_name_and_a_hash_never_a_path(
 
 
 def test_annotator_json_names_the_base_model_without_its_path(tmp_path: Path) -> None:
-    from site_agent.annotate import train_annotator
-    from tests.site_agent.annotate.conftest import FAST, synthetic_corpus
+    from site_agent.annotator import train_annotator
+    from tests.site_agent.annotator.conftest import FAST, synthetic_corpus
     from tests.tiny_models import tiny_encoder
 
     train, validation = synthetic_corpus(8, 1, "tr"), synthetic_corpus(4, 2, "va")
@@ -624,8 +623,8 @@ def test_annotator_json_names_the_base_model_without_its_path(tmp_path: Path) ->
 def test_export_manifest_base_models_are_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from site_agent.stages import export
-    from site_agent.stages.export import export_request
+    from site_agent.export import stage as export
+    from site_agent.export.stage import export_request
 
     monkeypatch.setattr(export, "audit_binding", lambda config, inputs: None)
     monkeypatch.setenv("DEID_SYNTH_CACHE", str(tmp_path / "empty-cache"))  # not fetched here

@@ -16,7 +16,12 @@ from site_agent.adapt import AdaptSettings, adapt_generator
 
 TEXTS = [f"Paciente de {n} años ingresa en el Hospital {n % 3} con fiebre." for n in range(24)]
 FAST = AdaptSettings(
-    batch_size=4, max_steps=4, checkpoint_every=2, learning_rate=1e-2, max_length=32
+    base_model="tiny-llama",
+    batch_size=4,
+    max_steps=4,
+    checkpoint_every=2,
+    learning_rate=1e-2,
+    max_length=32,
 )
 
 

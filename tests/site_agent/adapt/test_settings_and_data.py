@@ -17,7 +17,8 @@ TEXTS = ["Paciente de 70 años ingresa en el Hospital General.", "", "Alta el 3 
 
 
 def test_defaults_are_the_seed_hyperparameters() -> None:
-    s = AdaptSettings()
+    s = AdaptSettings(base_model="any")
+    assert s.seed == 13 and s.max_length == 512
     assert (s.lora_r, s.lora_alpha, s.lora_dropout) == (8, 32, 0.05)
     assert (s.weight_decay, s.learning_rate, s.batch_size, s.epochs) == (0.1, 1e-4, 16, 6)
 

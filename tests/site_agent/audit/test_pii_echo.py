@@ -10,7 +10,7 @@ from site_agent.audit.context import AuditContext
 from site_agent.audit.pii_echo import collect_surfaces, is_specific, measure_pii_echo
 from site_agent.audit.policy import AuditPolicy, PiiEchoSettings
 from site_agent.audit.run import run_audit
-from site_agent.commands.audit import read_extra_surfaces
+from site_agent.cli.commands.audit import read_extra_surfaces
 
 from .builders import corpus, make_doc
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from protocol.site_config import SiteConfig, build_site_config
 from shared.corpus_io import read_corpus
 from shared.signing import generate_signing_key
+from site_agent.config import SiteConfig, build_site_config
 from site_agent.export import verify_bundle
-from site_agent.pipeline import read_record, run_pipeline, stage_folder
-from site_agent.stages import STAGES
+from site_agent.pipeline import folder_of, read_record, run_pipeline, stage_artifact, stage_folder
+from site_agent.pipeline.registry import STAGES
 from tests.security.scan import leaks, needles
 from tests.tiny_models import tiny_causal_lm, tiny_encoder
 
@@ -74,13 +74,15 @@ def test_every_stage_completes_with_its_artifacts(site: tuple[SiteConfig, Path])
                 path if path.is_absolute() else stage_folder(config.work_dir, index, stage) / path
             )
             assert path.exists(), f"{stage.name}.{name}"
-    folder = config.work_dir / "08-train-synthetic"
-    report = json.loads((folder / "site_report.json").read_text())
+    report_json = stage_artifact(config.work_dir, "train-synthetic", "report")
+    report_md = stage_artifact(config.work_dir, "train-synthetic", "report_md")
+    assert report_json is not None and report_md is not None
+    report = json.loads(report_json.read_text())
     assert set(report["gold"]) >= {"token_f1", "token_recall"}
     assert report["token_f1_gap"] == pytest.approx(
         report["gold"]["token_f1"] - report["synthetic"]["token_f1"]
     )
-    assert "Token F1 gap" in (folder / "site_report.md").read_text()
+    assert "Token F1 gap" in report_md.read_text()
 
 
 def test_bundle_verifies_and_holds_nothing_real(site: tuple[SiteConfig, Path]) -> None:
@@ -89,7 +91,9 @@ def test_bundle_verifies_and_holds_nothing_real(site: tuple[SiteConfig, Path]) -
     manifest = verify_bundle(bundle, public)
     kinds = {a.kind for a in manifest.artifacts}
     assert {"synthetic_corpus", "audit_report", "encoder_weights"} <= kinds
-    real = (config.work_dir / "01-split" / "train.jsonl").read_text()
+    train = stage_artifact(config.work_dir, "split", "train")
+    assert train is not None
+    real = train.read_text()
     real_texts = {json.loads(line)["text"] for line in real.splitlines()}
     shipped = (bundle / "synthetic.jsonl").read_text().splitlines()
     assert not {json.loads(line)["text"] for line in shipped} & real_texts
@@ -125,7 +129,7 @@ def test_rerun_skips_and_from_restarts(site: tuple[SiteConfig, Path]) -> None:
 def test_the_probe_of_issue_11_cannot_export_the_training_split(
     site: tuple[SiteConfig, Path],
 ) -> None:
-    """``audit --real <unrelated> --synthetic <split.train> --out 07-audit``, then export: the
+    """``audit --real <unrelated> --synthetic <split.train> --out <audit folder>``, then export: the
     audit stage sees its files changed and runs again; with stage.json forged to match, the
     export gate refuses the report: it lacks the audit stage's seal (and, without the seal,
     the re-derived real-text hash would refuse it: tests/security/test_export_gate.py)."""
@@ -136,8 +140,10 @@ def test_the_probe_of_issue_11_cannot_export_the_training_split(
     from site_agent.pipeline import artifacts_on_disk
 
     config, _ = site
-    audit_dir = config.work_dir / "07-audit"
-    train = read_corpus(config.work_dir / "01-split" / "train.jsonl")
+    audit_dir = folder_of(config.work_dir, "audit")
+    train_path = stage_artifact(config.work_dir, "split", "train")
+    assert train_path is not None
+    train = read_corpus(train_path)
     unrelated = Corpus(documents=(Document(id="u", text="lorem ipsum dolor sit amet"),))
 
     def probe() -> None:

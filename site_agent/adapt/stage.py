@@ -1,0 +1,48 @@
+"""Stage 4, adapt: LoRA/QLoRA domain adaptation of the generator on pseudonymised text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.progress import Progress
+
+from shared.corpus_io import read_corpus
+from site_agent.adapt.settings import AdaptSettings
+from site_agent.config import SiteConfig
+from site_agent.pipeline.progress import ProgressBars
+from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+
+
+def run(
+    train_path: Path, settings: AdaptSettings, out_dir: Path, progress: Progress | None = None
+) -> Path:
+    """The adapter folder trained on the texts of ``train_path`` (spans are not used)."""
+    from site_agent.adapt.train import adapt_generator
+    from site_agent.models import resolve_model
+
+    texts = [doc.text for doc in read_corpus(train_path).documents]
+    model = str(resolve_model(settings.base_model, allow_fetch=True))
+    bars = ProgressBars(progress, "adapt steps")
+    return Path(adapt_generator(texts, model, settings, out_dir, bars.count).adapter_dir)
+
+
+def _settings(config: SiteConfig) -> dict[str, Any]:
+    return {"adapt": config.adapt, "device": config.device}
+
+
+def _run(ctx: StageContext) -> StageOutput:
+    adapter = run(ctx.inputs["pseudonymise.train"], ctx.config.adapt, ctx.stage_dir, ctx.progress)
+    return StageOutput(
+        artifacts={"adapter": adapter},
+        summary={"base_model": ctx.config.adapt.base_model},
+    )
+
+
+STAGE = Stage(
+    name="adapt",
+    run=_run,
+    settings=_settings,
+    inputs=("pseudonymise.train",),
+    description="domain-adapt the generator (LoRA/QLoRA)",
+)

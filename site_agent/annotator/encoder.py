@@ -1,0 +1,53 @@
+"""The annotator as the pipeline stages call it: by model name, with a progress display.
+
+``train_encoder`` resolves a registered name, folder or Hugging Face id and trains; the
+annotator, train-synthetic stages use it. ``annotate_corpus`` labels a corpus with a trained
+folder; the annotate and train-synthetic stages use it. Torch loads on first call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.progress import Progress
+
+from protocol import Corpus
+from protocol.annotator import AnnotatorSettings
+from site_agent.models import resolve_model
+from site_agent.pipeline.progress import ProgressBars
+
+
+@dataclass(frozen=True)
+class TrainedEncoder:
+    """An encoder folder and its best validation metrics (None without validation)."""
+
+    model_dir: Path
+    metrics: dict[str, Any] | None
+
+
+def train_encoder(
+    train: Corpus,
+    validation: Corpus,
+    base_model: str,
+    settings: AnnotatorSettings,
+    out_dir: Path,
+    progress: Progress | None,
+) -> TrainedEncoder:
+    """Fine-tune ``base_model`` (a name, folder or Hugging Face id) for NER."""
+    from site_agent.annotator.train import train_annotator
+
+    model = str(resolve_model(base_model, allow_fetch=True))
+    bars = ProgressBars(progress)
+    result = train_annotator(train, validation, model, settings, out_dir, bars.phase)
+    metrics = result.best_metrics
+    return TrainedEncoder(Path(result.model_dir), metrics.model_dump() if metrics else None)
+
+
+def annotate_corpus(model_dir: Path, corpus: Corpus, progress: Progress | None = None) -> Corpus:
+    """``corpus`` with the spans the trained annotator in ``model_dir`` finds."""
+    from site_agent.annotator.infer import machine_annotate
+
+    annotated: Corpus = machine_annotate(model_dir, corpus, progress=ProgressBars(progress).phase)
+    return annotated

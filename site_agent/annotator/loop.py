@@ -1,0 +1,121 @@
+"""The torch loops: one training epoch, and batched prediction over encoded chunks.
+
+A plain loop rather than HF ``Trainer``: on two CPU cores the Trainer's per-step bookkeeping,
+dataloader workers and callbacks cost more than they give, and the loop needs only dynamic
+padding, length-grouped batches and gradient accumulation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import torch
+
+from site_agent.annotator.decoding import DECODERS
+from site_agent.annotator.features import EncodedChunk, collate, length_grouped_batches
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: called as work advances (e.g. ``"epoch 2/6"``, 40, 120)."""
+
+
+def resolve_bf16(flag: bool | None, device: torch.device) -> bool:
+    """Whether to autocast to bfloat16: the explicit flag, else native hardware support."""
+    if flag is not None:
+        return flag
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in checks)
+
+
+def autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextManager[Any]:
+    """bfloat16 autocast when asked for, else a no-op."""
+    if not bf16:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+
+
+def train_epoch(
+    model: Any,
+    chunks: Sequence[EncodedChunk],
+    optimizer: torch.optim.Optimizer,
+    scheduler: Any,
+    *,
+    micro_batch: int,
+    accumulation: int,
+    pad_id: int,
+    rng: random.Random,
+    group_by_length: bool,
+    bf16: bool,
+    stage: str = "train",
+    progress: Progress | None = None,
+) -> float:
+    """One pass over ``chunks``; returns the mean training loss per micro-batch."""
+    device = next(model.parameters()).device
+    model.train()
+    batches = length_grouped_batches([len(c) for c in chunks], micro_batch, rng, group_by_length)
+    total, losses = len(batches), []
+    for index, batch in enumerate(batches, start=1):
+        inputs = {k: v.to(device) for k, v in collate([chunks[i] for i in batch], pad_id).items()}
+        with autocast(device, bf16):
+            loss = model(**inputs).loss
+        (loss / accumulation).backward()
+        losses.append(float(loss.detach()))
+        if index % accumulation == 0 or index == total:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+        if progress is not None:
+            progress(stage, index, total)
+    return sum(losses) / max(1, len(losses))
+
+
+def _by_length(chunks: Sequence[EncodedChunk], size: int) -> Iterator[list[int]]:
+    order = sorted(range(len(chunks)), key=lambda i: len(chunks[i]))
+    for begin in range(0, len(order), size):
+        yield order[begin : begin + size]
+
+
+@torch.inference_mode()
+def predict(
+    model: Any,
+    chunks: Sequence[EncodedChunk],
+    *,
+    batch_size: int,
+    pad_id: int,
+    bf16: bool = False,
+    decoder: str = "argmax",
+    tags: Sequence[str] = (),
+    stage: str = "predict",
+    progress: Progress | None = None,
+) -> list[list[int]]:
+    """Predicted label id for every token of every chunk (batches sorted by length).
+
+    Every token gets its arg-max label; the tokens that decoding reads (each word's first
+    token) then get the tags of ``decoder`` (``site_agent.annotator.decoding``), which sees the
+    log probabilities of those tokens; ``tags`` names the label ids (needed by ``viterbi``).
+    """
+    decode = DECODERS[decoder]
+    device = next(model.parameters()).device
+    model.eval()
+    out: list[list[int]] = [[] for _ in chunks]
+    batches = list(_by_length(chunks, batch_size))
+    for done, batch in enumerate(batches, start=1):
+        inputs = collate([chunks[i] for i in batch], pad_id)
+        inputs.pop("labels", None)
+        with autocast(device, bf16):
+            logits = model(**{k: v.to(device) for k, v in inputs.items()}).logits
+        best = logits.argmax(dim=-1).cpu().tolist()
+        log_probs = torch.log_softmax(logits.float(), dim=-1).cpu().numpy()
+        for row, i in enumerate(batch):
+            out[i] = best[row][: len(chunks[i])]
+            starts = chunks[i].word_starts()
+            for position, tag in zip(starts, decode(log_probs[row, starts], tags), strict=True):
+                out[i][position] = tag
+        if progress is not None:
+            progress(stage, done, len(batches))
+    return out

@@ -1,0 +1,243 @@
+"""Fine-tune an encoder as the site's machine annotator (seed 000 §3.3-3.4, Table 9).
+
+Chunks of 128 words, IOB2 tags on first sub-tokens, AdamW with linear decay, evaluation on the
+validation corpus after each epoch and the best epoch kept. The result is a folder that both
+``machine_annotate`` and ``transformers.pipeline("token-classification", model=...)`` load,
+with ``annotator.json`` recording how it was made.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from protocol import Corpus
+from protocol.annotator import (
+    AnnotatorRecord,
+    AnnotatorResult,
+    AnnotatorSettings,
+    EpochRecord,
+)
+from shared.atomic import atomic_directory, atomic_write_text
+from shared.errors import UsageError
+from shared.ner_tokens import iob2_labels
+from shared.provenance import config_digest, make_provenance
+from site_agent.annotator.backbone import load_fast_tokenizer, resolve_backbone
+from site_agent.annotator.features import EncodedChunk, encode_corpus
+from site_agent.annotator.loop import Progress, resolve_bf16, train_epoch
+from site_agent.annotator.validate import ValidationSet, validation_metrics
+from site_agent.models.identity import model_identity
+
+RECORD_FILE = "annotator.json"
+
+
+def idle_cores() -> int:
+    """CPUs this process may use that the 1-minute load average says are idle (at least 1)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        busy = round(os.getloadavg()[0])
+    except OSError:
+        busy = 0
+    return max(1, (cores or 1) - busy)
+
+
+def configure_torch(settings: AnnotatorSettings) -> torch.device:
+    """Seed everything, set the CPU thread count, and pick CUDA when present."""
+    torch.set_num_threads(settings.num_threads or idle_cores())
+    torch.manual_seed(settings.seed)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _load_model(backbone: Path | str, tags: list[str]) -> Any:
+    from transformers import AutoModelForTokenClassification
+
+    return AutoModelForTokenClassification.from_pretrained(
+        backbone,
+        num_labels=len(tags),
+        id2label=dict(enumerate(tags)),
+        label2id={t: i for i, t in enumerate(tags)},
+        ignore_mismatched_sizes=True,
+    )
+
+
+def _freeze(model: Any, settings: AnnotatorSettings) -> Any:
+    """Fix the input embedding matrix when the settings ask for it (see AnnotatorSettings)."""
+    weight = model.get_input_embeddings().weight
+    freeze = settings.freeze_embeddings
+    if freeze is None:
+        freeze = 2 * weight.numel() >= sum(p.numel() for p in model.parameters())
+    weight.requires_grad_(not freeze)
+    return model
+
+
+def _optimiser(model: Any, settings: AnnotatorSettings, steps: int) -> tuple[Any, Any]:
+    """AdamW (no decay on biases and norms) with linear warm-up then linear decay to zero."""
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in trainable if p.ndim > 1]
+    flat = [p for p in trainable if p.ndim <= 1]
+    groups = [
+        {"params": decay, "weight_decay": settings.weight_decay},
+        {"params": flat, "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(groups, lr=settings.learning_rate)
+    warmup = int(steps * settings.warmup_ratio)
+
+    def scale(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / (warmup + 1)
+        return max(0.0, (steps - step) / max(1, steps - warmup))
+
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, scale)
+
+
+def _encode(corpus: Corpus, tokenizer: Any, settings: AnnotatorSettings, tags: list[str]) -> Any:
+    label2id = {t: i for i, t in enumerate(tags)}
+    chunks = encode_corpus(corpus, tokenizer, settings.chunk_words, settings.max_length, label2id)
+    return [c for c in chunks if c.has_words]
+
+
+def train_annotator(
+    train: Corpus,
+    validation: Corpus | None,
+    base_model: str | Path,
+    settings: AnnotatorSettings | None = None,
+    out_dir: Path | None = None,
+    progress: Progress | None = None,
+) -> AnnotatorResult:
+    """Fine-tune ``base_model`` on ``train``; keep the epoch that scores best on ``validation``.
+
+    Without a validation corpus the last epoch is kept. Writes ``out_dir`` atomically.
+    """
+    settings = settings or AnnotatorSettings()
+    if out_dir is None:
+        raise UsageError("train_annotator needs out_dir; fix: pass the folder to save the model")
+    started = time.perf_counter()
+    device = configure_torch(settings)
+    backbone = resolve_backbone(base_model)
+    tokenizer = load_fast_tokenizer(backbone)
+    entity_labels = sorted(set(train.labels) | set(validation.labels if validation else ()))
+    tags = iob2_labels(entity_labels)
+    train_chunks = _encode(train, tokenizer, settings, tags)
+    if not train_chunks:
+        raise UsageError("the training corpus has no words; fix: pass a non-empty corpus")
+    val = (
+        ValidationSet(validation, _encode(validation, tokenizer, settings, tags))
+        if validation
+        else None
+    )
+    encoded_at = time.perf_counter()
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    restarts = 0
+    while True:  # seed 000, App. A: a run stalled on predicting only "O" is started again
+        torch.manual_seed(settings.seed + restarts)
+        model = _freeze(_load_model(backbone, tags), settings).to(device)
+        run = settings.model_copy(update={"seed": settings.seed + restarts})
+        epochs, best_epoch = _fit(model, train_chunks, val, tags, run, pad, progress)
+        if not stalled(epochs, best_epoch) or restarts >= settings.stall_restarts:
+            break
+        restarts += 1
+    identity = model_identity(base_model)
+    record = AnnotatorRecord(
+        base_model=identity.name,
+        base_model_sha256=identity.sha256,
+        labels=tuple(entity_labels),
+        tags=tuple(tags),
+        settings=settings,
+        settings_digest=config_digest(settings),
+        best_epoch=best_epoch,
+        epochs=tuple(epochs),
+        train_chunks=len(train_chunks),
+        validation_chunks=len(val.chunks) if val else 0,
+        device=device.type,
+        bf16=resolve_bf16(settings.bf16, device),
+        grad_accumulation=settings.accumulation_for(device.type == "cuda"),
+        num_threads=torch.get_num_threads(),
+        restarts=restarts,
+        embeddings_frozen=not model.get_input_embeddings().weight.requires_grad,
+        timings={
+            "encode_seconds": encoded_at - started,
+            "train_seconds": sum(e.train_seconds for e in epochs),
+            "eval_seconds": sum(e.eval_seconds for e in epochs),
+            "total_seconds": time.perf_counter() - started,
+        },
+        provenance=make_provenance(
+            source=identity.name,
+            source_sha256=identity.sha256,
+            config_digest=config_digest(settings),
+            parents=tuple(_corpus_ids(train, validation)),
+            notes={"stage": "train_annotator", "torch": torch.__version__},
+        ),
+    )
+    save_annotator(model, tokenizer, record, out_dir)
+    return AnnotatorResult(model_dir=out_dir, record=record)
+
+
+def stalled(epochs: list[EpochRecord], best_epoch: int) -> bool:
+    """The kept epoch found no gold entity word at all on validation (only "O" predicted)."""
+    metrics = next((e.metrics for e in epochs if e.epoch == best_epoch), None)
+    return metrics is not None and metrics.support > 0 and metrics.recall == 0.0
+
+
+def _fit(
+    model: Any,
+    train_chunks: list[EncodedChunk],
+    validation: ValidationSet | None,
+    tags: list[str],
+    settings: AnnotatorSettings,
+    pad: int,
+    progress: Progress | None,
+) -> tuple[list[EpochRecord], int]:
+    """Train for ``settings.epochs``; leave the best epoch's weights in ``model``."""
+    steps = settings.epochs * -(-len(train_chunks) // settings.batch_size)
+    optimizer, scheduler = _optimiser(model, settings, steps)
+    rng = random.Random(settings.seed)
+    device = next(model.parameters()).device
+    bf16 = resolve_bf16(settings.bf16, device)
+    accumulation = settings.accumulation_for(device.type == "cuda")
+    epochs: list[EpochRecord] = []
+    best: tuple[float, int, dict[str, torch.Tensor]] | None = None
+    for epoch in range(1, settings.epochs + 1):
+        t0 = time.perf_counter()
+        loss = train_epoch(
+            model, train_chunks, optimizer, scheduler,
+            micro_batch=settings.batch_size // accumulation, accumulation=accumulation,
+            pad_id=pad, rng=rng, group_by_length=settings.group_by_length, bf16=bf16,
+            stage=f"epoch {epoch}/{settings.epochs}", progress=progress,
+        )  # fmt: skip
+        t1 = time.perf_counter()
+        metrics = validation_metrics(model, validation, tags, settings, pad) if validation else None
+        epochs.append(
+            EpochRecord(
+                epoch=epoch,
+                train_loss=loss,
+                train_seconds=t1 - t0,
+                eval_seconds=time.perf_counter() - t1,
+                metrics=metrics,
+            )
+        )
+        score = metrics.f1 if metrics else float(epoch)
+        if best is None or score > best[0]:
+            state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+            best = (score, epoch, state)
+    assert best is not None
+    if best[1] != settings.epochs:
+        model.load_state_dict(best[2])
+    return epochs, best[1]
+
+
+def _corpus_ids(*corpora: Corpus | None) -> list[str]:
+    """A digest per input corpus (its source hash when known, else a digest of its content)."""
+    return [c.provenance.source_sha256 or config_digest(c) for c in corpora if c is not None]
+
+
+def save_annotator(model: Any, tokenizer: Any, record: AnnotatorRecord, out_dir: Path) -> None:
+    """Weights, tokenizer and ``annotator.json`` into ``out_dir``, all or nothing."""
+    with atomic_directory(out_dir) as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        atomic_write_text(tmp / RECORD_FILE, record.model_dump_json(indent=2))

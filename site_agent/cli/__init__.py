@@ -1,0 +1,29 @@
+"""``site-agent``: wiring only; each command lives in ``site_agent/cli/commands/<name>.py``;
+site setup, the run config and the closing summary live beside them in ``site_agent/cli/``."""
+
+from __future__ import annotations
+
+import typer
+
+from shared.cli_support import register_commands, run_app
+
+COMMANDS = ("init", "validate", "synthesize", "audit", "evaluate", "models", "join", "annotate")
+
+app = typer.Typer(
+    name="site-agent",
+    help="Run a hospital's de-identification synthesis pipeline on its own machine.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """Keep sub-commands even when only one is registered."""
+
+
+register_commands(app, "site_agent.cli.commands", COMMANDS)
+
+
+def main() -> None:
+    run_app(app)

@@ -1,0 +1,37 @@
+"""``site-agent init``: a site's Ed25519 signing key and a starter ``site.toml``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from site_agent.cli.site_setup import initialise_site
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def init(
+        site_id: Annotated[str, typer.Option("--site-id", help="Short id of this site.")],
+        keys_dir: Annotated[Path, typer.Option("--keys-dir", help="Folder for the key pair.")],
+        config: Annotated[
+            Path, typer.Option("--config", help="Where to write the starter site.toml.")
+        ] = Path("site.toml"),
+        corpus: Annotated[
+            Path, typer.Option("--corpus", help="Gold corpus path written into site.toml.")
+        ] = Path("data/train.jsonl"),
+        force: Annotated[
+            bool, typer.Option("--force", help="Replace an existing key and site.toml.")
+        ] = False,
+    ) -> None:
+        """Create the signing key that signs export bundles, and a site.toml to edit."""
+        created = initialise_site(site_id, keys_dir, config, corpus, force=force)
+        console = Console()
+        console.print(f"signing key id [bold]{created.key_id}[/]")
+        console.print(f"private key {created.private_key} (keep it on this machine)", markup=False)
+        console.print(
+            f"public key  {created.public_key} (give it to the coordinator)", markup=False
+        )
+        console.print(f"site config {created.config}", markup=False)

@@ -1,0 +1,76 @@
+"""``site-agent synthesize``: run the site pipeline from a site.toml (or the shipped demo)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from site_agent.cli.run_config import config_for_run
+from site_agent.cli.summary import summary_table, where_to_look
+from site_agent.pipeline import StageRun, run_pipeline
+from site_agent.pipeline.registry import stage_names
+
+
+def cli_overrides(
+    corpus: Path | None,
+    work_dir: Path | None,
+    generator: str | None,
+    annotator: str | None,
+    amount: float | None,
+    device: str | None,
+) -> dict[str, Any]:
+    """Command-line flags as a partial site config (flags win over the TOML file)."""
+    overrides: dict[str, Any] = {}
+    if corpus is not None:
+        overrides["corpus"] = {"path": str(corpus.resolve())}
+    if work_dir is not None:
+        overrides["work_dir"] = str(work_dir.resolve())
+    if generator is not None:
+        overrides["adapt"] = {"base_model": generator}
+    if annotator is not None:
+        overrides["annotator"] = {"base_model": annotator}
+    if amount is not None:
+        overrides["generation"] = {"amount": amount, "samples_per_prompt": None}
+    if device is not None:
+        overrides["device"] = device
+    return overrides
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def synthesize(
+        site_config: Annotated[
+            Path | None, typer.Option("--site-config", help="The site's site.toml.")
+        ] = None,
+        corpus: Annotated[Path | None, typer.Option(help="Gold corpus (overrides toml).")] = None,
+        work_dir: Annotated[Path | None, typer.Option(help="Where stages write.")] = None,
+        generator: Annotated[str | None, typer.Option(help="Generator model name/path.")] = None,
+        annotator: Annotated[str | None, typer.Option(help="Encoder model name/path.")] = None,
+        amount: Annotated[
+            float | None, typer.Option(help="Synthetic docs per training doc (4.0 = 4x).")
+        ] = None,
+        device: Annotated[str | None, typer.Option(help="auto | cpu | cuda")] = None,
+        profile: Annotated[str | None, typer.Option(help="default | demo")] = None,
+        from_stage: Annotated[
+            str | None,
+            typer.Option("--from", help=f"Re-run from this stage on: {', '.join(stage_names())}."),
+        ] = None,
+        demo: Annotated[
+            bool, typer.Option("--demo", help="Run the shipped demo corpus and profile.")
+        ] = False,
+    ) -> None:
+        """Split, pseudonymise, train, adapt, generate, annotate, audit, evaluate, export."""
+        overrides = cli_overrides(corpus, work_dir, generator, annotator, amount, device)
+        config = config_for_run(site_config, demo=demo, profile=profile, overrides=overrides)
+        console = Console(stderr=True)
+        runs: list[StageRun] = []
+        try:
+            run_pipeline(config, from_stage=from_stage, console=console, runs=runs)
+        finally:
+            if runs:
+                console.print(summary_table(runs))
+        for line in where_to_look(runs, config.work_dir):
+            console.print(line, markup=False, highlight=False)

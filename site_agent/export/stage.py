@@ -1,0 +1,131 @@
+"""Stage 9, export: the signed bundle in ``<work_dir>/outbox/<bundle-id>/``.
+
+Only audited synthetic data and what was trained on it leave; the audit gate inside
+``build_bundle`` cannot be switched off. The stage binds it to this site: the real training
+text is re-derived from the gold corpus file on disk and must equal ``split.train``; the
+gate then checks the audit report against that text, the synthetic corpus the pipeline
+generated and the site config's audit policy, PII surrogates and canaries.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from shared.corpus_io import read_corpus
+from shared.errors import ConfigError
+from shared.provenance import config_digest
+from site_agent.audit.seal import seal_key
+from site_agent.audit.stage import pii_surfaces, tokenizer_reference
+from site_agent.config import SiteConfig
+from site_agent.export.bundle import BundleRequest, build_bundle
+from site_agent.models.identity import model_identity
+from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.split.stage import training_split
+
+if TYPE_CHECKING:
+    from site_agent.audit.binding import AuditBinding
+
+
+def audit_binding(config: SiteConfig, inputs: dict[str, Path]) -> AuditBinding:
+    """What the audit must have compared; refuse when ``split.train`` is not the training
+    split of the gold corpus file now on disk."""
+    from site_agent.audit.binding import AuditBinding, refuse
+    from site_agent.audit.digest import corpus_sha256
+
+    train = inputs["split.train"]
+    expected = corpus_sha256(training_split(config))
+    if corpus_sha256(read_corpus(train)) != expected:
+        raise refuse(
+            "training_split",
+            f"{train} is not the training split of the gold corpus {config.corpus.path} "
+            "(the file was replaced or the corpus changed)",
+            "re-run the pipeline from split (site-agent synthesize --from split)",
+        )
+    return AuditBinding(
+        real=train,
+        synthetic=inputs["annotate.corpus"],
+        policy=config.audit.policy,
+        pii_surfaces=tuple(pii_surfaces(inputs["pseudonymise.surrogates"])),
+        canaries=inputs["pseudonymise.canaries"],
+        tokenizer=tokenizer_reference(config.adapt.base_model),
+        seal_key=seal_key(config.signing_key) if config.signing_key else None,
+    )
+
+
+def export_request(
+    config: SiteConfig, inputs: dict[str, Path], gold_sha: str | None
+) -> BundleRequest:
+    """What the bundle carries (as ``config.export`` says), signed with the site's key."""
+    if config.signing_key is None or not config.signing_key.exists():
+        raise ConfigError(
+            f"signing_key {config.signing_key} is not set or does not exist; fix: run "
+            "`site-agent init --site-id ID --keys-dir DIR` and set signing_key in site.toml"
+        )
+    return BundleRequest(
+        site_id=config.site_id,
+        corpus_path=inputs["audit.corpus"],
+        audit_report_path=inputs.get("audit.report"),
+        signing_key_path=config.signing_key,
+        outbox=config.work_dir / "outbox",
+        config_digest=config_digest(config),
+        base_models={
+            "generator": model_identity(config.adapt.base_model).label,
+            "annotator": model_identity(config.annotator.base_model).label,
+        },
+        synthetic_encoder_dir=(
+            inputs["train-synthetic.model"] if config.export.include_synthetic_encoder else None
+        ),
+        site_report_path=(
+            inputs["train-synthetic.report"] if config.export.include_site_report else None
+        ),
+        gold_annotator_sha256=gold_sha,
+        binding=audit_binding(config, inputs),
+    )
+
+
+def _settings(config: SiteConfig) -> dict[str, Any]:
+    return {
+        "export": config.export,
+        "site_id": config.site_id,
+        "signing_key": str(config.signing_key),
+        "config_digest": config_digest(config),
+    }
+
+
+def run(inputs: dict[str, Path], config: SiteConfig, gold_sha: str | None) -> tuple[Path, int]:
+    """Build the signed bundle in ``<work_dir>/outbox/``; returns it and its artifact count.
+
+    Export binds the whole site (key, corpus file, audit policy), so it takes the config.
+    """
+    bundle_dir, manifest = build_bundle(export_request(config, inputs, gold_sha))
+    return bundle_dir, len(manifest.artifacts)
+
+
+def _run(ctx: StageContext) -> StageOutput:
+    gold_sha = ctx.input_hashes["annotator.model"]
+    bundle_dir, n_artifacts = run(dict(ctx.inputs), ctx.config, gold_sha)
+    return StageOutput(
+        artifacts={"bundle": bundle_dir},
+        summary={"bundle": bundle_dir.name, "artifacts": n_artifacts},
+    )
+
+
+STAGE = Stage(
+    name="export",
+    run=_run,
+    settings=_settings,
+    inputs=(
+        "audit.corpus",
+        "audit.report",
+        "train-synthetic.model",
+        "train-synthetic.report",
+        "annotator.model",  # its hash only: proves the exported encoder is not this one
+        # what the audit must have compared (the gate re-hashes them):
+        "split.train",
+        "annotate.corpus",
+        "pseudonymise.surrogates",
+        "pseudonymise.canaries",
+    ),
+    description="sign and bundle what may leave the site",
+)

@@ -1,0 +1,64 @@
+"""The stage registry: the site pipeline, in order. Add a stage by adding it here.
+
+Each stage is a package ``site_agent/<stage>/`` whose ``stage.py`` holds its ``STAGE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from site_agent.adapt import stage as adapt
+from site_agent.annotate import stage as annotate
+from site_agent.annotator import stage as annotator
+from site_agent.audit import stage as audit
+from site_agent.export import stage as export
+from site_agent.generate import stage as generate
+from site_agent.pipeline.stage import Stage
+from site_agent.pseudonymise import stage as pseudonymise
+from site_agent.split import stage as split
+from site_agent.train_synthetic import stage as train_synthetic
+
+# raw gold corpus -> splits -> pseudonymised training text -> gold annotator -> adapted
+# generator -> synthetic notes -> machine annotations -> privacy audit -> evaluation -> export
+STAGES: tuple[Stage, ...] = (
+    split.STAGE,
+    pseudonymise.STAGE,
+    annotator.STAGE,
+    adapt.STAGE,
+    generate.STAGE,
+    annotate.STAGE,
+    audit.STAGE,
+    train_synthetic.STAGE,
+    export.STAGE,
+)
+
+# Only the final evaluation may read the held-out test split.
+TEST_SPLIT = "split.test"
+FINAL_EVALUATION = frozenset({"train-synthetic"})
+
+
+def check_registry(stages: Sequence[Stage]) -> None:
+    """Stage names are unique, inputs come from earlier stages, the test split stays held out."""
+    seen: set[str] = set()
+    for stage in stages:
+        if stage.name in seen:
+            raise ValueError(f"stage {stage.name!r} is registered twice")
+        for key in stage.inputs:
+            upstream = key.partition(".")[0]
+            if upstream not in seen:
+                raise ValueError(
+                    f"stage {stage.name!r} reads {key!r} but {upstream!r} does not run before it"
+                )
+            if key == TEST_SPLIT and stage.name not in FINAL_EVALUATION:
+                raise ValueError(
+                    f"stage {stage.name!r} reads the test split; only {sorted(FINAL_EVALUATION)} "
+                    "may (the test split is held out for the final evaluation)"
+                )
+        seen.add(stage.name)
+
+
+def stage_names(stages: Sequence[Stage] = STAGES) -> list[str]:
+    return [s.name for s in stages]
+
+
+__all__ = ["FINAL_EVALUATION", "STAGES", "TEST_SPLIT", "check_registry", "stage_names"]

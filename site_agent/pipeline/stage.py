@@ -1,0 +1,96 @@
+"""What a pipeline stage is: a named adapter onto a plain ``run``, the config slice it depends
+on, its inputs; and ``stage.json``, the record that says where its artifacts are.
+
+A stage reads upstream artifacts by key (``"split.train"``), writes its own artifacts into
+its folder ``<work_dir>/<NN-name>/`` and returns them by name. ``stage.json`` records status,
+the digest of the stage's settings, the hashes of its inputs and outputs, package versions
+and timings, so that a re-run can skip a stage whose settings and inputs are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+from rich.progress import Progress
+
+from protocol.base import ProtocolModel
+from site_agent.config import SiteConfig
+
+STAGE_RECORD = "stage.json"
+
+
+@dataclass(frozen=True)
+class StageContext:
+    """Everything a stage adapter may use: config, folder, inputs and their hashes, progress."""
+
+    config: SiteConfig
+    stage_dir: Path
+    inputs: Mapping[str, Path]
+    input_hashes: Mapping[str, str] = field(default_factory=dict)
+    progress: Progress | None = None
+
+
+@dataclass(frozen=True)
+class StageOutput:
+    """Artifacts a stage produced (name -> path inside its folder) and a short summary."""
+
+    artifacts: dict[str, Path]
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One registered stage.
+
+    ``settings`` picks the part of the site config the stage depends on (its digest decides
+    whether a re-run may skip it); ``inputs`` names upstream artifacts (``"stage.artifact"``);
+    ``sources`` names files from outside the work dir (the gold corpus) that are hashed
+    directly.
+    """
+
+    name: str
+    run: Callable[[StageContext], StageOutput]
+    settings: Callable[[SiteConfig], Any]
+    inputs: tuple[str, ...] = ()
+    sources: Callable[[SiteConfig], dict[str, Path]] = lambda _config: {}
+    description: str = ""
+
+
+class StageRecord(ProtocolModel):
+    """``stage.json``: what ran, from what, with which settings, when and how long."""
+
+    stage: str
+    status: Literal["completed", "failed"]
+    config_digest: str
+    input_hashes: dict[str, str]
+    artifacts: dict[str, str] = Field(default_factory=dict)
+    artifact_hashes: dict[str, str] = Field(default_factory=dict)
+    summary: dict[str, Any] = Field(default_factory=dict)
+    package_versions: dict[str, str] = Field(default_factory=dict)
+    tool_version: str
+    started_at: datetime
+    finished_at: datetime
+    seconds: float
+    error: str | None = None
+
+
+def read_record(folder: Path) -> StageRecord | None:
+    """The ``stage.json`` in ``folder``; None when there is none or it does not parse."""
+    path = folder / STAGE_RECORD
+    if not path.exists():
+        return None
+    try:
+        return StageRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None
+
+
+def artifact_path(folder: Path, stored: str) -> Path:
+    """Where an artifact named in a record of ``folder`` is (records store relative paths)."""
+    path = Path(stored)
+    return path if path.is_absolute() else folder / path

@@ -1,0 +1,132 @@
+"""Stage 8, train-synthetic: what is the audited synthetic corpus worth at this site?
+
+A fresh encoder is fine-tuned on the synthetic corpus alone (same base model and
+hyperparameters as the gold annotator; its validation slice is synthetic too, so nothing
+real shapes the weights that may be exported). The encoder folder (``trained_on.json``) and
+the site report name the SHA-256 of the audited corpus file they came from, which the
+export checks against the audit. Both annotators are then scored on the test
+split, which nothing else in the pipeline reads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.progress import Progress
+
+from protocol import Corpus, Document
+from shared.atomic import atomic_write_text
+from shared.corpus_io import read_corpus
+from shared.provenance import sha256_file
+from site_agent.annotator.encoder import annotate_corpus, train_encoder
+from site_agent.annotator.settings import GoldAnnotatorSettings
+from site_agent.config import SiteConfig
+from site_agent.export.bundle import write_trained_on
+from site_agent.models.identity import model_identity
+from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.split.by_source import split_corpus
+from site_agent.train_synthetic.report import SiteReport, headline, render_markdown
+
+SYNTHETIC_VALIDATION_FRACTION = 0.1
+
+
+def without_spans(corpus: Corpus) -> Corpus:
+    docs = tuple(Document(id=d.id, text=d.text, source=d.source) for d in corpus.documents)
+    return Corpus(documents=docs, labels=corpus.labels, provenance=corpus.provenance)
+
+
+def synthetic_train_validation(corpus: Corpus, seed: int) -> tuple[Corpus, Corpus]:
+    """A seeded 90/10 split of the synthetic corpus (the same notes serve both if tiny)."""
+    fractions = {
+        "train": 1 - SYNTHETIC_VALIDATION_FRACTION,
+        "validation": SYNTHETIC_VALIDATION_FRACTION,
+    }
+    parts = split_corpus(corpus, fractions, seed=seed)
+    if len(parts["train"]) == 0 or len(parts["validation"]) == 0:
+        return corpus, corpus
+    return parts["train"], parts["validation"]
+
+
+def run(
+    inputs: dict[str, Path],
+    settings: GoldAnnotatorSettings,
+    site_id: str,
+    language: str,
+    out_dir: Path,
+    progress: Progress | None = None,
+) -> tuple[Path, SiteReport]:
+    """Train the synthetic encoder (``settings`` are the gold annotator's), score both
+    annotators on test, build the site report."""
+    from shared.metrics import corpus_diagnostics, evaluate
+
+    synthetic = read_corpus(inputs["audit.corpus"])
+    trained_on = sha256_file(inputs["audit.corpus"])
+    train, validation = synthetic_train_validation(synthetic, settings.training.seed)
+    trained = train_encoder(
+        train, validation, settings.base_model, settings.training, out_dir / "model", progress
+    )
+    write_trained_on(trained.model_dir, trained_on)
+    test = read_corpus(inputs["split.test"])
+    blind = without_spans(test)
+    evaluations = {
+        "gold": evaluate(test, annotate_corpus(inputs["annotator.model"], blind, progress)),
+        "synthetic": evaluate(test, annotate_corpus(trained.model_dir, blind, progress)),
+    }
+    for name, evaluation in evaluations.items():
+        atomic_write_text(out_dir / f"evaluation_{name}.json", evaluation.model_dump_json(indent=2))
+    real = read_corpus(inputs["split.train"])
+    gold, syn = headline(evaluations["gold"]), headline(evaluations["synthetic"])
+    report = SiteReport(
+        site_id=site_id,
+        n_test_documents=len(test),
+        n_synthetic_documents=len(synthetic),
+        gold=gold,
+        synthetic=syn,
+        token_f1_gap=gold.token_f1 - syn.token_f1,
+        real_diagnostics=corpus_diagnostics(real, language=language),
+        synthetic_diagnostics=corpus_diagnostics(synthetic, language=language),
+        settings={
+            "base_model": model_identity(settings.base_model).label,
+            **settings.training.model_dump(),
+        },
+        trained_on_corpus_sha256=trained_on,
+    )
+    return trained.model_dir, report
+
+
+def _settings(config: SiteConfig) -> dict[str, Any]:
+    return {
+        "annotator": config.annotator,
+        "language": config.language,
+        "site_id": config.site_id,
+        "device": config.device,
+    }
+
+
+def _run(ctx: StageContext) -> StageOutput:
+    config = ctx.config
+    model_dir, report = run(
+        dict(ctx.inputs), config.annotator, config.site_id, config.language, ctx.stage_dir,
+        ctx.progress,
+    )  # fmt: skip
+    json_path, md_path = ctx.stage_dir / "site_report.json", ctx.stage_dir / "site_report.md"
+    atomic_write_text(json_path, report.model_dump_json(indent=2))
+    atomic_write_text(md_path, render_markdown(report))
+    return StageOutput(
+        artifacts={"model": model_dir, "report": json_path, "report_md": md_path},
+        summary={
+            "gold_token_f1": round(report.gold.token_f1, 4),
+            "synthetic_token_f1": round(report.synthetic.token_f1, 4),
+            "token_f1_gap": round(report.token_f1_gap, 4),
+        },
+    )
+
+
+STAGE = Stage(
+    name="train-synthetic",
+    run=_run,
+    settings=_settings,
+    inputs=("audit.corpus", "split.test", "split.train", "annotator.model"),
+    description="train on synthetic data, evaluate both annotators on the test split",
+)

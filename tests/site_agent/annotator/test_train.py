@@ -1,0 +1,200 @@
+"""Training learns pattern-like PII, records how, and saves a model pipeline() can load."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protocol import Corpus
+from protocol.annotator import AnnotatorMetrics, AnnotatorRecord, AnnotatorResult, EpochRecord
+from tests.site_agent.annotator.conftest import FAST
+
+
+def test_loss_decreases_and_validation_recall_rises(trained: AnnotatorResult) -> None:
+    epochs = trained.record.epochs
+    assert len(epochs) == FAST.epochs
+    assert epochs[-1].train_loss < 0.5 * epochs[0].train_loss
+    metrics = trained.best_metrics
+    assert metrics is not None and metrics.support > 0
+    assert metrics.recall > 0.5 and metrics.f1 > 0.5
+    # span scores from shared.metrics on the decoded spans
+    assert metrics.overlap_recall is not None and metrics.overlap_recall > 0.5
+    assert metrics.exact_f1 is not None and metrics.doc_leakage is not None
+    assert 0.0 <= metrics.doc_leakage < 1.0
+
+
+def test_best_epoch_is_the_best_validation_f1(trained: AnnotatorResult) -> None:
+    scores = {e.epoch: e.metrics.f1 for e in trained.record.epochs if e.metrics}
+    assert scores[trained.record.best_epoch] == max(scores.values())
+
+
+def test_annotator_json_records_provenance(trained: AnnotatorResult) -> None:
+    path = trained.model_dir / "annotator.json"
+    record = AnnotatorRecord.model_validate(json.loads(path.read_text()))
+    assert record == trained.record
+    assert record.labels == ("DATE", "ID", "LOC", "NAME")
+    assert record.tags[0] == "O" and "B-NAME" in record.tags and "I-DATE" in record.tags
+    assert record.settings == FAST and len(record.settings_digest) == 64
+    assert record.train_chunks > 48  # some notes are longer than one 24-word chunk
+    assert record.timings["train_seconds"] > 0
+    assert record.provenance.tool_version and len(record.provenance.parents) == 2
+
+
+def test_saved_model_loads_in_transformers_pipeline(trained: AnnotatorResult) -> None:
+    from transformers import AutoConfig, pipeline
+
+    ner = pipeline("token-classification", model=str(trained.model_dir), device="cpu")
+    saved = AutoConfig.from_pretrained(trained.model_dir)
+    assert saved.id2label[0] == "O" and set(saved.label2id) == set(trained.record.tags)
+    assert ner.model.config.num_labels == len(trained.record.tags)
+    found = ner("Paciente Ana García nacido el 19/02/1962 en Madrid. NHC 198418.")
+    assert isinstance(found, list)
+    assert all(item["entity"] in trained.record.tags for item in found)
+
+
+def test_bf16_autocast_path_trains_and_is_recorded(
+    pattern_corpora: tuple[Corpus, Corpus], encoder_dir: Path, tmp_path: Path
+) -> None:
+    from site_agent.annotator import train_annotator
+
+    train, _ = pattern_corpora
+    settings = FAST.model_copy(update={"epochs": 1, "bf16": True, "grad_accumulation": 2})
+    result = train_annotator(train, None, encoder_dir, settings, tmp_path / "bf16")
+    assert result.record.bf16 is True and result.record.best_epoch == 1
+    assert result.record.grad_accumulation == 2
+    assert result.record.num_threads == FAST.num_threads
+    assert result.best_metrics is None  # no validation corpus
+    assert math.isfinite(result.record.epochs[0].train_loss)
+
+
+@pytest.mark.parametrize(
+    ("flag", "device", "cuda_bf16", "cpu_bf16", "expected"),
+    [
+        (True, "cpu", False, False, True),
+        (False, "cuda", True, True, False),
+        (None, "cuda", True, False, True),
+        (None, "cuda", False, True, False),
+        (None, "cpu", True, True, True),
+        (None, "cpu", True, False, False),
+    ],
+)
+def test_bf16_auto_follows_the_hardware(
+    monkeypatch: pytest.MonkeyPatch,
+    flag: bool | None,
+    device: str,
+    cuda_bf16: bool,
+    cpu_bf16: bool,
+    expected: bool,
+) -> None:
+    import torch
+
+    from site_agent.annotator.loop import resolve_bf16
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: cuda_bf16)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: cpu_bf16, raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
+    assert resolve_bf16(flag, torch.device(device)) is expected
+
+
+@pytest.mark.parametrize(("cores", "load", "expected"), [(2, 0.2, 2), (2, 1.4, 1), (2, 9.0, 1)])
+def test_idle_cores_leave_busy_cores_alone(
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, expected: int
+) -> None:
+    import os
+
+    from site_agent.annotator.train import idle_cores
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert idle_cores() == expected
+
+
+def _epoch(epoch: int, recall: float, support: int = 5) -> EpochRecord:
+    metrics = AnnotatorMetrics(
+        precision=recall, recall=recall, f1=recall, entity_precision=recall,
+        entity_recall=recall, entity_f1=recall, support=support,
+    )  # fmt: skip
+    return EpochRecord(epoch=epoch, train_loss=1.0, train_seconds=1.0, metrics=metrics)
+
+
+def test_stalled_means_the_kept_epoch_found_nothing() -> None:
+    from site_agent.annotator.train import stalled
+
+    assert stalled([_epoch(1, 0.0), _epoch(2, 0.0)], 1)
+    assert not stalled([_epoch(1, 0.0), _epoch(2, 0.3)], 2)
+    assert not stalled([_epoch(1, 0.0, support=0)], 1)  # nothing to find
+    no_validation = [EpochRecord(epoch=1, train_loss=1.0, train_seconds=1.0)]
+    assert not stalled(no_validation, 1)
+
+
+@pytest.mark.parametrize(("allowed", "expected"), [(0, 0), (1, 1), (3, 3)])
+def test_a_stalled_run_is_restarted_with_the_next_seed(
+    monkeypatch: pytest.MonkeyPatch,
+    pattern_corpora: tuple[Corpus, Corpus],
+    encoder_dir: Path,
+    tmp_path: Path,
+    allowed: int,
+    expected: int,
+) -> None:
+    import site_agent.annotator.train as train_module
+
+    seeds: list[int] = []
+    real_fit = train_module._fit
+
+    def fit(*args: Any, **kwargs: Any) -> Any:
+        seeds.append(args[4].seed)
+        return real_fit(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "_fit", fit)
+    monkeypatch.setattr(train_module, "stalled", lambda epochs, best: True)
+    train = pattern_corpora[0]
+    settings = FAST.model_copy(update={"epochs": 1, "stall_restarts": allowed})
+    small = Corpus(documents=train.documents[:8])
+    result = train_module.train_annotator(small, None, encoder_dir, settings, tmp_path / "m")
+    assert result.record.restarts == expected
+    assert seeds == [FAST.seed + i for i in range(expected + 1)]
+
+
+@pytest.mark.parametrize(
+    ("vocab", "setting", "frozen"),
+    [(20000, None, True), (400, None, False), (400, True, True), (20000, False, False)],
+)
+def test_embeddings_freeze_when_they_dominate_or_when_asked(
+    vocab: int, setting: bool | None, frozen: bool
+) -> None:
+    from transformers import BertConfig, BertForTokenClassification
+
+    from protocol.annotator import AnnotatorSettings
+    from site_agent.annotator.train import _freeze
+
+    config = BertConfig(
+        vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=128, num_labels=3,
+    )  # fmt: skip
+    settings = AnnotatorSettings(freeze_embeddings=setting)
+    model = _freeze(BertForTokenClassification(config), settings)
+    assert model.get_input_embeddings().weight.requires_grad is not frozen
+    assert all(p.requires_grad for n, p in model.named_parameters() if "word_embeddings" not in n)
+
+
+def test_frozen_embeddings_stay_as_pre_trained(
+    pattern_corpora: tuple[Corpus, Corpus], encoder_dir: Path, tmp_path: Path
+) -> None:
+    from safetensors.torch import load_file
+
+    from site_agent.annotator import train_annotator
+
+    train, val = pattern_corpora
+    settings = FAST.model_copy(update={"epochs": 1, "freeze_embeddings": True})
+    result = train_annotator(train, val, encoder_dir, settings, tmp_path / "frozen")
+    assert result.record.embeddings_frozen
+    before = load_file(encoder_dir / "model.safetensors")
+    after = load_file(result.model_dir / "model.safetensors")
+    key = next(k for k in before if k.endswith("word_embeddings.weight"))
+    assert (after["bert." + key.removeprefix("bert.")] == before[key]).all()
+    layer = next(k for k in before if k.endswith("layer.0.attention.self.query.weight"))
+    assert not (after["bert." + layer.removeprefix("bert.")] == before[layer]).all()

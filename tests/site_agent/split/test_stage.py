@@ -1,0 +1,71 @@
+"""The split stage: seeded, complete, source-grouped splits; pinned split files kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from protocol import Corpus, Document, Span
+from shared.corpus_io import read_corpus, write_corpus
+from shared.provenance import sha256_file
+from site_agent.split import stage as split
+from site_agent.split.settings import CorpusSettings, SplitSettings
+
+
+def _corpus(n: int, prefix: str = "d", sources: int = 0) -> Corpus:
+    docs = tuple(
+        Document(
+            id=f"{prefix}{i}",
+            text=f"Note {i} about Ana.",
+            spans=(
+                Span(start=len(f"Note {i} about "), end=len(f"Note {i} about Ana"), label="PER"),
+            ),
+            source=f"s{i % sources}" if sources else None,
+        )
+        for i in range(n)
+    )
+    return Corpus(documents=docs)
+
+
+def test_split_is_seeded_disjoint_and_complete(tmp_path: Path) -> None:
+    path = tmp_path / "gold.jsonl"
+    write_corpus(_corpus(40), path)
+    settings = SplitSettings(validation_fraction=0.1, test_fraction=0.2)
+    files = split.run(CorpusSettings(path=path), settings, tmp_path / "a")
+    again = split.run(CorpusSettings(path=path), settings, tmp_path / "b")
+    ids = {
+        k: [d.id for d in read_corpus(getattr(files, k)).documents]
+        for k in ("train", "validation", "test")
+    }
+    assert (len(ids["train"]), len(ids["validation"]), len(ids["test"])) == (28, 4, 8)
+    assert sorted(i for split in ids.values() for i in split) == sorted(f"d{i}" for i in range(40))
+    assert sha256_file(files.test) == sha256_file(again.test)
+
+
+def test_split_keeps_a_source_together(tmp_path: Path) -> None:
+    path = tmp_path / "gold.jsonl"
+    write_corpus(_corpus(60, sources=10), path)
+    settings = SplitSettings(validation_fraction=0.1, test_fraction=0.2)
+    files = split.run(CorpusSettings(path=path), settings, tmp_path / "out")
+    assert files.by_source
+    where = {}
+    for name in ("train", "validation", "test"):
+        for doc in read_corpus(getattr(files, name)).documents:
+            where.setdefault(doc.source, set()).add(name)
+    assert all(len(splits) == 1 for splits in where.values())
+
+
+def test_split_falls_back_to_documents_when_a_source_fits_nowhere(tmp_path: Path) -> None:
+    path = tmp_path / "gold.jsonl"
+    write_corpus(_corpus(60, sources=10), path)  # 6 notes per source; 5% validation is 3
+    files = split.run(CorpusSettings(path=path), SplitSettings(), tmp_path / "o")
+    assert not files.by_source
+    assert len(read_corpus(files.validation)) == 3 and len(read_corpus(files.test)) == 12
+
+
+def test_split_keeps_a_pinned_test_file(tmp_path: Path) -> None:
+    gold, test = tmp_path / "gold.jsonl", tmp_path / "test.jsonl"
+    write_corpus(_corpus(20), gold)
+    write_corpus(_corpus(5, prefix="t"), test)
+    files = split.run(CorpusSettings(path=gold, test_path=test), SplitSettings(), tmp_path / "o")
+    assert [d.id for d in read_corpus(files.test).documents] == [f"t{i}" for i in range(5)]
+    assert len(read_corpus(files.train)) + len(read_corpus(files.validation)) == 20
