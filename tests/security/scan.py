@@ -31,6 +31,12 @@ def needles(real: Corpus) -> dict[str, str]:
     return found
 
 
+def _whole(text: str) -> re.Pattern[bytes]:
+    """``text`` as bytes, not inside a longer word or number (a postcode inside a hex digest
+    is not a leak)."""
+    return re.compile(rb"(?<![0-9A-Za-z])" + re.escape(text.encode()) + rb"(?![0-9A-Za-z])")
+
+
 def _files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file())
 
@@ -42,10 +48,10 @@ def leaks(bundle: Path, real: Corpus, public: tuple[Path, ...] = ()) -> list[str
     in its tokenizer's vocabulary) cannot have leaked through the export and are not counted.
     """
     known = b"\n".join(p.read_bytes() for folder in public for p in _files(folder))
-    targets = {t: what for t, what in needles(real).items() if t.encode() not in known}
+    targets = {_whole(t): what for t, what in needles(real).items() if not _whole(t).search(known)}
     out = []
     for path in _files(bundle):
         data = path.read_bytes()
         name = path.relative_to(bundle).as_posix()
-        out += [f"{name}: {what}" for text, what in targets.items() if text.encode() in data]
+        out += [f"{name}: {what}" for pattern, what in targets.items() if pattern.search(data)]
     return out
