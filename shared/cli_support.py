@@ -6,6 +6,7 @@ import importlib
 import os
 import sys
 from collections.abc import Iterable
+from typing import Annotated
 
 import click
 import typer
@@ -23,6 +24,19 @@ PATH_ERRORS = (
 )
 
 err_console = Console(stderr=True)
+
+# The transport flags of `coordinator run` and `site-agent join` (see shared/transport_policy).
+InsecureFlag = Annotated[
+    bool,
+    typer.Option("--insecure", help="No TLS and no SuperNode auth; loopback addresses only."),
+]
+AllowInsecureRemoteFlag = Annotated[
+    bool,
+    typer.Option(
+        "--allow-insecure-remote",
+        help="With --insecure: allow a non-loopback address (trusted networks only).",
+    ),
+]
 
 
 def register_commands(app: typer.Typer, package: str, modules: Iterable[str]) -> None:

@@ -10,6 +10,7 @@ import typer
 from coordinator.deployment.config_file import load_coordinator_config
 from coordinator.deployment.remote import auth_plan, run_remote
 from coordinator.report.summary import summary_lines
+from shared.cli_support import AllowInsecureRemoteFlag, InsecureFlag
 from shared.errors import UsageError
 from shared.transport_policy import choose_transport
 
@@ -31,19 +32,8 @@ def register(app: typer.Typer) -> None:
         no_register: Annotated[
             bool, typer.Option("--no-register", help="Do not register SuperNode auth keys.")
         ] = False,
-        insecure: Annotated[
-            bool,
-            typer.Option(
-                "--insecure", help="No TLS and no SuperNode keys; loopback addresses only."
-            ),
-        ] = False,
-        allow_insecure_remote: Annotated[
-            bool,
-            typer.Option(
-                "--allow-insecure-remote",
-                help="With --insecure: allow a non-loopback address (trusted networks only).",
-            ),
-        ] = False,
+        insecure: InsecureFlag = False,
+        allow_insecure_remote: AllowInsecureRemoteFlag = False,
     ) -> None:
         """Launch the rounds on a running deployment, stream progress, write the report."""
         link, settings = load_coordinator_config(config)

@@ -26,6 +26,20 @@ class PromptJob:
     seed: int
 
 
+def sample_rows(jobs: Sequence[PromptJob]) -> list[str]:
+    """One prompt row per requested sample, job after job."""
+    return [job.prompt for job in jobs for _ in range(job.n)]
+
+
+def per_job(jobs: Sequence[PromptJob], texts: Sequence[str]) -> list[list[str]]:
+    """Texts of :func:`sample_rows` handed back job by job."""
+    grouped, start = [], 0
+    for job in jobs:
+        grouped.append(list(texts[start : start + job.n]))
+        start += job.n
+    return grouped
+
+
 class GenerationBackend(Protocol):
     """Generates continuations (prompt text excluded) for a batch of jobs, in job order."""
 
@@ -48,6 +62,7 @@ class BackendFactory(Protocol):
 
 _BACKENDS: dict[str, str] = {
     "hf": "site_agent.generate.hf_backend:HFBackend",
+    "ctranslate2": "site_agent.generate.ct2_backend:CT2Backend",
     "vllm": "site_agent.generate.vllm_backend:VLLMBackend",
 }
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from shared.atomic import atomic_directory, atomic_write_text
 from shared.provenance import sha256_tree
-from site_agent.generate.backend import PromptJob
+from site_agent.generate.backend import PromptJob, per_job, sample_rows
 from site_agent.generate.settings import GenerationSettings
 from site_agent.models.cache import cache_root
 
@@ -109,7 +109,7 @@ class CT2Backend:
         self.generator = ctranslate2.Generator(
             str(folder),
             device="cuda" if cuda else "cpu",
-            compute_type=compute_type(cuda),
+            compute_type=compute_type(cuda, settings.ct2_compute_type),
             inter_threads=1,
             intra_threads=threads,
         )
@@ -129,19 +129,14 @@ class CT2Backend:
         }
 
     def generate(self, jobs: Sequence[PromptJob]) -> list[list[str]]:
-        rows = [job.prompt for job in jobs for _ in range(job.n)]
+        rows = sample_rows(jobs)
         tokens = [self.tokenizer.convert_ids_to_tokens(self.tokenizer.encode(r)) for r in rows]
         results = self.generator.generate_batch(
             tokens, max_batch_size=len(tokens), **self.sampling_kwargs()
         )
         ids = [result.sequences_ids[0] for result in results]
         self.tokens_generated += sum(len(i) for i in ids)
-        texts: list[str] = [str(self.tokenizer.decode(i, skip_special_tokens=True)) for i in ids]
-        grouped, start = [], 0
-        for job in jobs:
-            grouped.append(texts[start : start + job.n])
-            start += job.n
-        return grouped
+        return per_job(jobs, [str(self.tokenizer.decode(i, skip_special_tokens=True)) for i in ids])
 
     def close(self) -> None:
         del self.generator

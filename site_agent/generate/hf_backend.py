@@ -10,19 +10,30 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from site_agent.generate.backend import PromptJob
+from site_agent.generate.backend import PromptJob, per_job, sample_rows
 from site_agent.generate.settings import GenerationSettings
 
 
 def hf_generation_kwargs(settings: GenerationSettings, max_new_tokens: int) -> dict[str, Any]:
-    """Nucleus sampling as in the seed study; ``top_k=0`` switches top-k filtering off."""
+    """Nucleus sampling as in the seed study; ``top_k=0`` switches top-k filtering off.
+
+    ``nucleus = "partial"`` samples with :class:`~site_agent.generate.nucleus.NucleusWarper`
+    (same distribution, no full-vocabulary sort); ``"sort"`` with transformers' own warpers.
+    """
+    lengths = {"min_new_tokens": settings.min_new_tokens, "max_new_tokens": max_new_tokens}
+    if settings.nucleus == "partial":
+        from site_agent.generate.nucleus import generation_kwargs
+
+        return {
+            **generation_kwargs(settings.top_p, settings.temperature, settings.top_k),
+            **lengths,
+        }
     return {
         "do_sample": True,
         "top_p": settings.top_p,
         "temperature": settings.temperature,
         "top_k": settings.top_k,
-        "min_new_tokens": settings.min_new_tokens,
-        "max_new_tokens": max_new_tokens,
+        **lengths,
     }
 
 
@@ -67,19 +78,14 @@ class HFBackend:
     def generate(self, jobs: Sequence[PromptJob]) -> list[list[str]]:
         import torch
 
-        rows = [job.prompt for job in jobs for _ in range(job.n)]
+        rows = sample_rows(jobs)
         torch.manual_seed(jobs[0].seed)
         encoded = self.tokenizer(rows, return_tensors="pt", padding=True).to(self.model.device)
         with torch.inference_mode():
             output = self.model.generate(**encoded, **self.kwargs)
         new_tokens = output[:, encoded["input_ids"].shape[1] :]
         self.tokens_generated += int((new_tokens != self.tokenizer.pad_token_id).sum())
-        texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-        grouped, start = [], 0
-        for job in jobs:
-            grouped.append(texts[start : start + job.n])
-            start += job.n
-        return grouped
+        return per_job(jobs, self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True))
 
     def close(self) -> None:
         del self.model

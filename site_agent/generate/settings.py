@@ -35,7 +35,19 @@ class GenerationSettings(ProtocolModel):
     min_max_new_tokens: int = Field(
         50, ge=1, description="floor of max_new_tokens when it is derived from the validation notes"
     )
-    backend: str = Field("auto", description="auto, or a registered backend: hf | vllm")
+    backend: str = Field(
+        "auto", description="auto, or a registered backend: hf | ctranslate2 | vllm"
+    )
+    nucleus: Literal["partial", "sort"] = Field(
+        "partial",
+        description=(
+            "hf: exact top-p from a partial selection (partial) or transformers' full sort (sort); "
+            "the sampled distribution is the same"
+        ),
+    )
+    ct2_compute_type: str = Field(
+        "auto", description="ctranslate2: compute type (auto: int8 on CPU, int8_float16 on CUDA)"
+    )
     batch_size: int = Field(8, ge=1, description="documents generated (and saved) per batch")
     cpu_threads: int | None = Field(None, ge=1, description="torch threads on CPU; unset: default")
     seed: int = Field(13, description="seed of every sampled note (per document, resumable)")

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from shared.cli_support import AllowInsecureRemoteFlag, InsecureFlag
 from shared.supernode_keys import create_supernode_auth_key
 from site_agent.federation.join import join as join_federation
 from site_agent.federation.join import load_join_config
@@ -17,17 +18,8 @@ def register(app: typer.Typer) -> None:
     def join(
         superlink: Annotated[str, typer.Option(help="SuperLink Fleet API address host:port.")],
         site_config: Annotated[Path, typer.Option(help="site.toml with a \\[federation] table.")],
-        insecure: Annotated[
-            bool,
-            typer.Option("--insecure", help="No TLS, no SuperNode auth; loopback addresses only."),
-        ] = False,
-        allow_insecure_remote: Annotated[
-            bool,
-            typer.Option(
-                "--allow-insecure-remote",
-                help="With --insecure: allow a non-loopback address (trusted networks only).",
-            ),
-        ] = False,
+        insecure: InsecureFlag = False,
+        allow_insecure_remote: AllowInsecureRemoteFlag = False,
     ) -> None:
         """Start this site's SuperNode and serve the coordinator's rounds until stopped."""
         join_federation(

@@ -75,8 +75,25 @@ def test_vllm_engine_without_lora_when_merged_or_absent(tmp_path: Path) -> None:
     assert "enable_lora" not in engine_kwargs("m", None, GenerationSettings(), 50)
 
 
-def test_hf_sampling_disables_top_k_and_sets_lengths() -> None:
-    kwargs = hf_generation_kwargs(GenerationSettings(), max_new_tokens=77)
+def test_hf_sampling_with_the_partial_nucleus_by_default() -> None:
+    from site_agent.generate.nucleus import NucleusWarper
+
+    kwargs = hf_generation_kwargs(GenerationSettings(temperature=0.8), max_new_tokens=77)
+    (warper,) = kwargs.pop("logits_processor")
+    assert isinstance(warper, NucleusWarper)
+    assert (warper.top_p, warper.temperature, warper.top_k) == (0.95, 0.8, 0)
+    assert kwargs == {  # the library's own warpers off, so nothing is applied twice
+        "do_sample": True,
+        "top_p": 1.0,
+        "temperature": 1.0,
+        "top_k": 0,
+        "min_new_tokens": 10,
+        "max_new_tokens": 77,
+    }
+
+
+def test_hf_sampling_with_the_library_sort_disables_top_k_and_sets_lengths() -> None:
+    kwargs = hf_generation_kwargs(GenerationSettings(nucleus="sort"), max_new_tokens=77)
     assert kwargs == {
         "do_sample": True,
         "top_p": 0.95,
