@@ -69,7 +69,7 @@ def site(tmp_path: Path) -> Site:
     return made
 
 
-def _export(site: Site, policy: dict[str, Any]) -> Path:
+def _export(site: Site, policy: dict[str, Any], seal: bytes | None = None) -> Path:
     request = BundleRequest(
         site_id="h1",
         corpus_path=site.corpus,
@@ -78,7 +78,9 @@ def _export(site: Site, policy: dict[str, Any]) -> Path:
         outbox=site.root / "outbox",
         config_digest="abc",
         base_models={},
-        binding=AuditBinding(real=site.train, synthetic=site.synthetic, policy=policy),
+        binding=AuditBinding(
+            real=site.train, synthetic=site.synthetic, policy=policy, seal_key=seal
+        ),
     )
     return build_bundle(request)[0]
 
@@ -224,22 +226,7 @@ def test_export_gate_refuses(
 
 def _export_sealed(site: Site, policy: dict[str, Any], key: Path | None = None) -> Path:
     """Export as the pipeline does: the binding carries the site's audit sealing key."""
-    request = BundleRequest(
-        site_id="h1",
-        corpus_path=site.corpus,
-        audit_report_path=site.report,
-        signing_key_path=site.root / "k.pem",
-        outbox=site.root / "outbox",
-        config_digest="abc",
-        base_models={},
-        binding=AuditBinding(
-            real=site.train,
-            synthetic=site.synthetic,
-            policy=policy,
-            seal_key=seal_key(key or site.root / "k.pem"),
-        ),
-    )
-    return build_bundle(request)[0]
+    return _export(site, policy, seal=seal_key(key or site.root / "k.pem"))
 
 
 def _sealed_by_the_audit_stage(site: Site) -> None:
