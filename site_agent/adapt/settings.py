@@ -45,6 +45,13 @@ class AdaptSettings(ProtocolModel):
     max_steps: int | None = Field(None, ge=1, description="stop after this many optimiser steps")
     max_length: int = Field(512, ge=16, description="tokens per training window")
     gradient_checkpointing: bool = Field(True, description="trade compute for memory")
+    loss: Literal["auto", "chunked", "full"] = Field(
+        "auto",
+        description=(
+            "chunked: the output layer applied in chunks, no full-width logits (auto on CPU); "
+            "full: transformers' own loss (auto on CUDA)"
+        ),
+    )
     checkpoint_every: int = Field(50, ge=1, description="optimiser steps between checkpoints")
     keep_checkpoints: int = Field(2, ge=1, description="checkpoints kept for resuming")
     cpu_threads: int | None = Field(None, ge=1, description="torch threads on CPU; unset: default")

@@ -20,6 +20,7 @@ from shared.errors import UsageError
 from shared.provenance import config_digest, sha256_bytes
 from site_agent.adapt.checkpoint import resume_latest, save_checkpoint
 from site_agent.adapt.data import collate, epoch_order, tokenise_documents
+from site_agent.adapt.loss import chunked_causal_lm_loss
 from site_agent.adapt.model import attach_lora, load_base
 from site_agent.adapt.quantization import (
     apply_cpu_threads,
@@ -50,15 +51,21 @@ def _micro_batches(
     return [chosen[i : i + settings.batch_size] for i in range(0, len(chosen), settings.batch_size)]
 
 
+def _chunked(settings: AdaptSettings, device: Any) -> bool:
+    """The chunked loss on CPU (or when asked); QLoRA/LoRA on CUDA keeps transformers' loss."""
+    return settings.loss == "chunked" or (settings.loss == "auto" and device.type == "cpu")
+
+
 def _train_step(
-    model: Any, windows: list[list[int]], batches: list[list[int]], pad_id: int
+    model: Any, windows: list[list[int]], batches: list[list[int]], pad_id: int, chunked: bool
 ) -> float:
     device = next(model.parameters()).device
     total = sum(len(b) for b in batches)
     loss_sum = 0.0
     for batch in batches:
         inputs = {k: v.to(device) for k, v in collate([windows[i] for i in batch], pad_id).items()}
-        loss = model(**inputs).loss * (len(batch) / total)
+        full = chunked_causal_lm_loss(model, **inputs) if chunked else model(**inputs).loss
+        loss = full * (len(batch) / total)
         loss.backward()
         loss_sum += float(loss.detach())
     return loss_sum
@@ -102,13 +109,18 @@ def _train_loop(
     import torch
 
     trainable = [p for p in loop.model.parameters() if p.requires_grad]
+    chunked = _chunked(settings, next(loop.model.parameters()).device)
     loop.model.train()
     for step in range(start, total):
         epoch, within = divmod(step, steps_per_epoch)
         order = epoch_order(len(loop.windows), settings.seed, epoch)
         losses.append(
             _train_step(
-                loop.model, loop.windows, _micro_batches(order, within, settings), loop.pad_id
+                loop.model,
+                loop.windows,
+                _micro_batches(order, within, settings),
+                loop.pad_id,
+                chunked,
             )
         )
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)

@@ -23,7 +23,8 @@ from typing import Any
 import torch
 from transformers import LogitsProcessor
 
-FIRST_K = 64
+FIRST_K = 1024  # measured on Gemma 3 logits: median nucleus 297 tokens, p90 1,885
+PARTIAL = 256
 BUCKETS = 512
 # Below the row's top logit minus this, tokens hold at most vocab * e**-SPAN of the mass
 # (2.5e-8 for 262k tokens), so a nucleus with p < 1 - 1e-6 never ends there.
@@ -38,17 +39,32 @@ def _keep_from_sorted(probs: torch.Tensor, top_p: float, min_keep: int) -> torch
     return (above < top_p).sum(dim=-1).clamp(min=min_keep)
 
 
+def _log_normaliser(scores: torch.Tensor) -> torch.Tensor:
+    """Each row's log-sum-exp in float64: one pass in the logits' dtype, summed in float64
+    (masses near p are compared, so rounding must not move the boundary)."""
+    top = scores.amax(dim=-1, keepdim=True)
+    terms = (scores - top).exp()
+    cut = terms.shape[-1] - terms.shape[-1] % PARTIAL
+    # short float32 partial sums (accurate), added up in float64 (no drift over 262k terms)
+    partial = terms[:, :cut].reshape(terms.shape[0], -1, PARTIAL).sum(dim=-1).double()
+    rest = terms[:, cut:].sum(dim=-1, dtype=torch.float64)
+    return top.double() + (partial.sum(dim=-1) + rest).unsqueeze(-1).log()
+
+
 def _top_k_rows(
     scores: torch.Tensor, log_z: torch.Tensor, top_p: float, min_keep: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Thresholds for the rows whose ``FIRST_K`` largest tokens already hold ``top_p``:
-    (which rows, their thresholds)."""
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """For the rows whose ``FIRST_K`` largest tokens already hold ``top_p``: (which rows,
+    their top-k token ids, the probabilities of those tokens with the ones outside the nucleus
+    zeroed, the thresholds)."""
     k = min(FIRST_K, scores.shape[1])
-    values = torch.topk(scores, k, dim=-1, sorted=True).values
+    values, indices = torch.topk(scores, k, dim=-1, sorted=True)
     probs = (values.double() - log_z).exp()
     reached = (probs.sum(dim=-1) >= top_p) | (k == scores.shape[1])
     counts = _keep_from_sorted(probs[reached], top_p, min_keep).clamp(max=k)
-    return reached, values[reached].gather(1, (counts - 1).unsqueeze(1))
+    inside = torch.arange(k, device=scores.device).unsqueeze(0) < counts.unsqueeze(1)
+    thresholds = values[reached].gather(1, (counts - 1).unsqueeze(1))
+    return reached, indices[reached], probs[reached] * inside, thresholds
 
 
 def _bucketed_row(row: torch.Tensor, log_z: torch.Tensor, top_p: float, min_keep: int) -> Any:
@@ -71,25 +87,41 @@ def _bucketed_row(row: torch.Tensor, log_z: torch.Tensor, top_p: float, min_keep
     return values[min(count, values.numel()) - 1]
 
 
+def _wide_threshold(row: torch.Tensor, log_z: torch.Tensor, top_p: float, min_keep: int) -> Any:
+    if top_p >= WIDE_P_LIMIT:
+        ordered = torch.sort(row, descending=True).values.unsqueeze(0)
+        probs = (ordered.double() - log_z).exp()
+        return ordered[0, int(_keep_from_sorted(probs, top_p, min_keep)[0]) - 1]
+    return _bucketed_row(row, log_z, top_p, min_keep)
+
+
 def nucleus_threshold(scores: torch.Tensor, top_p: float, min_keep: int = 1) -> torch.Tensor:
     """Each row's lowest logit inside its nucleus, shape ``(rows, 1)``: the nucleus is every
     token at or above it (a token tied with it at the boundary is kept too)."""
-    top = scores.amax(dim=-1, keepdim=True)
-    # one pass in the logits' dtype, summed in float64: masses near p are compared below
-    sums = (scores - top).exp().sum(dim=-1, keepdim=True, dtype=torch.float64)
-    log_z = top.double() + sums.log()
+    log_z = _log_normaliser(scores)
     threshold = torch.empty(scores.shape[0], 1, dtype=scores.dtype, device=scores.device)
-    reached, found = _top_k_rows(scores, log_z, top_p, min_keep)
+    reached, _, _, found = _top_k_rows(scores, log_z, top_p, min_keep)
     threshold[reached] = found
     for row in (~reached).nonzero().flatten().tolist():
-        if top_p >= WIDE_P_LIMIT:
-            ordered = torch.sort(scores[row], descending=True).values.unsqueeze(0)
-            probs = (ordered.double() - log_z[row]).exp()
-            count = int(_keep_from_sorted(probs, top_p, min_keep)[0])
-            threshold[row] = ordered[0, count - 1]
-        else:
-            threshold[row] = _bucketed_row(scores[row], log_z[row], top_p, min_keep)
+        threshold[row] = _wide_threshold(scores[row], log_z[row], top_p, min_keep)
     return threshold
+
+
+def sample_nucleus(scores: torch.Tensor, top_p: float, min_keep: int = 1) -> torch.Tensor:
+    """One token id per row, drawn from the row's nucleus in proportion to its probability
+    (torch's global generator, so ``torch.manual_seed`` makes it reproducible)."""
+    log_z = _log_normaliser(scores)
+    chosen = torch.empty(scores.shape[0], dtype=torch.long, device=scores.device)
+    reached, indices, probs, _ = _top_k_rows(scores, log_z, top_p, min_keep)
+    if reached.any():
+        picks = torch.multinomial(probs, 1)
+        chosen[reached] = indices.gather(1, picks).squeeze(1)
+    for row in (~reached).nonzero().flatten().tolist():
+        threshold = _wide_threshold(scores[row], log_z[row], top_p, min_keep)
+        candidates = (scores[row] >= threshold).nonzero().squeeze(1)
+        weights = (scores[row, candidates].double() - log_z[row]).exp()
+        chosen[row] = candidates[torch.multinomial(weights, 1)]
+    return chosen
 
 
 def nucleus_mask(scores: torch.Tensor, top_p: float, min_keep: int = 1) -> torch.Tensor:
@@ -121,15 +153,32 @@ class NucleusWarper(LogitsProcessor):
         return scores
 
 
+class NucleusSampler(NucleusWarper):
+    """Draws the next token itself (exact nucleus, no full-vocabulary softmax or sampling) and
+    hands ``generate`` a row whose only finite score is that token: used with greedy decoding,
+    whose arg-max then returns the draw. The full-vocabulary softmax and multinomial of
+    transformers' sampling cost more than the forward pass for a 262k vocabulary on a CPU."""
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> Any:
+        if self.temperature != 1.0:
+            scores = scores / self.temperature
+        if self.top_k > 0 and self.top_k < scores.shape[-1]:
+            kth = torch.topk(scores, self.top_k, dim=-1).values[..., -1:]
+            scores = scores.masked_fill(scores < kth, float("-inf"))
+        tokens = sample_nucleus(scores, self.top_p)
+        out = torch.full_like(scores, float("-inf"))
+        return out.scatter_(1, tokens.unsqueeze(1), 0.0)
+
+
 def generation_kwargs(top_p: float, temperature: float, top_k: int) -> dict[str, Any]:
-    """``generate`` arguments that sample with :class:`NucleusWarper` instead of the library's
-    own warpers (switched off so that nothing is applied twice)."""
+    """``generate`` arguments that sample with :class:`NucleusSampler`: greedy decoding over
+    the sampler's one-token rows, the library's own warpers off."""
     from transformers import LogitsProcessorList
 
     return {
-        "do_sample": True,
-        "top_p": 1.0,
-        "top_k": 0,
-        "temperature": 1.0,
-        "logits_processor": LogitsProcessorList([NucleusWarper(top_p, temperature, top_k)]),
+        "do_sample": False,
+        "top_p": None,
+        "top_k": None,
+        "temperature": None,
+        "logits_processor": LogitsProcessorList([NucleusSampler(top_p, temperature, top_k)]),
     }

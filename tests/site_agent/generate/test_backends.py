@@ -76,17 +76,17 @@ def test_vllm_engine_without_lora_when_merged_or_absent(tmp_path: Path) -> None:
 
 
 def test_hf_sampling_with_the_partial_nucleus_by_default() -> None:
-    from site_agent.generate.nucleus import NucleusWarper
+    from site_agent.generate.nucleus import NucleusSampler
 
     kwargs = hf_generation_kwargs(GenerationSettings(temperature=0.8), max_new_tokens=77)
-    (warper,) = kwargs.pop("logits_processor")
-    assert isinstance(warper, NucleusWarper)
-    assert (warper.top_p, warper.temperature, warper.top_k) == (0.95, 0.8, 0)
-    assert kwargs == {  # the library's own warpers off, so nothing is applied twice
-        "do_sample": True,
-        "top_p": 1.0,
-        "temperature": 1.0,
-        "top_k": 0,
+    (sampler,) = kwargs.pop("logits_processor")
+    assert isinstance(sampler, NucleusSampler)
+    assert (sampler.top_p, sampler.temperature, sampler.top_k) == (0.95, 0.8, 0)
+    assert kwargs == {  # the sampler draws; generate takes its one-token rows greedily
+        "do_sample": False,
+        "top_p": None,
+        "temperature": None,
+        "top_k": None,
         "min_new_tokens": 10,
         "max_new_tokens": 77,
     }

@@ -81,7 +81,7 @@ def test_both_paths_are_exercised(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls == ["topk"]
     calls.clear()
     nucleus_mask(_table(1, 4, 70000, "flat"), 0.95)
-    assert calls == ["topk"] + ["sort"] * 4  # one small sort per wide row
+    assert calls == ["topk"] + ["sort"] * 4  # one small sort per wide row (FIRST_K too few)
 
 
 @pytest.mark.parametrize("kind", ["peaked", "flat", "zipf"])
@@ -120,10 +120,38 @@ def test_it_detects_a_wrong_sampler() -> None:
     assert chisquare(obs, exp * obs.sum() / exp.sum()).pvalue < 1e-6
 
 
-def test_sampling_with_generate_uses_the_warper_and_no_library_warper() -> None:
-    from site_agent.generate.nucleus import generation_kwargs
+def test_generate_decodes_greedily_over_the_samplers_draw() -> None:
+    from site_agent.generate.nucleus import NucleusSampler, generation_kwargs
 
     kwargs = generation_kwargs(0.95, 0.8, 0)
-    assert kwargs["top_p"] == 1.0 and kwargs["temperature"] == 1.0 and kwargs["top_k"] == 0
-    (warper,) = kwargs["logits_processor"]
-    assert isinstance(warper, NucleusWarper) and warper.temperature == 0.8
+    assert kwargs["do_sample"] is False
+    assert kwargs["top_p"] is None and kwargs["temperature"] is None and kwargs["top_k"] is None
+    (sampler,) = kwargs["logits_processor"]
+    assert isinstance(sampler, NucleusSampler) and sampler.temperature == 0.8
+    scores = _table(3, 4, 5000, "zipf")
+    rows = sampler(None, scores.clone())  # type: ignore[arg-type]
+    assert (torch.isfinite(rows).sum(dim=-1) == 1).all()  # one finite score: the draw
+    picked = rows.argmax(dim=-1, keepdim=True)
+    warped = scores / 0.8
+    assert _exact_keep(warped, 0.95).gather(1, picked).all()  # drawn from the nucleus
+
+
+@pytest.mark.parametrize("kind", ["peaked", "flat", "zipf"])
+def test_drawn_tokens_follow_the_reference_distribution(kind: str) -> None:
+    """``sample_nucleus`` on 20,000 copies of one row (both paths: top-k and bucketed),
+    chi-square against the full-sort sampler's probabilities."""
+    from site_agent.generate.nucleus import sample_nucleus
+
+    scores = _table(7, 1, 2000, kind)
+    reference = torch.softmax(_reference(scores.clone(), 0.95, 1.0, 0), dim=-1)[0].double()
+    torch.manual_seed(3)
+    draws = sample_nucleus(scores.repeat(20000, 1), 0.95).numpy()
+    observed = np.bincount(draws, minlength=scores.shape[1]).astype(float)
+    expected = reference.numpy() * draws.size
+    assert observed[expected == 0].sum() == 0
+    big = expected >= 5
+    obs = np.append(observed[big], observed[~big].sum())
+    exp = np.append(expected[big], expected[~big].sum())
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+    assert chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > 0.001
