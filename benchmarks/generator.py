@@ -49,7 +49,7 @@ def _one(args: argparse.Namespace) -> dict[str, Any]:
         nucleus=nucleus,
         min_new_tokens=args.new_tokens,
         max_new_tokens=args.new_tokens,
-        cpu_threads=args.threads,
+        cpu_threads=args.threads or None,
         seed=1,
     )
     model = resolve_model(args.model)
@@ -134,7 +134,7 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", default=list(ENGINES))
     parser.add_argument("--batches", nargs="+", type=int, default=[16])
     parser.add_argument("--new-tokens", type=int, default=128)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=0, help="0: the backend's own choice")
     parser.add_argument("--load", action="store_true", help="add rows under a busy core")
     parser.add_argument("--lora-steps", type=int, default=0)
     parser.add_argument("--data", type=Path, default=Path("../shared/data/meddocan"))
@@ -151,7 +151,8 @@ def main() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"generation, {args.new_tokens} new tokens per row, {args.threads} threads")
+    threads = args.threads or "adaptive"
+    table = Table(title=f"generation, {args.new_tokens} new tokens per row, {threads} threads")
     for column in (
         "generator",
         "engine",

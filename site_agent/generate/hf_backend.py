@@ -12,6 +12,7 @@ from typing import Any
 
 from site_agent.generate.backend import PromptJob, per_job, sample_rows
 from site_agent.generate.settings import GenerationSettings
+from site_agent.generate.threads import ThreadBudget
 
 
 def hf_generation_kwargs(settings: GenerationSettings, max_new_tokens: int) -> dict[str, Any]:
@@ -74,11 +75,16 @@ class HFBackend:
         self.kwargs = hf_generation_kwargs(settings, max_new_tokens)
         self.kwargs["pad_token_id"] = self.tokenizer.pad_token_id
         self.tokens_generated = 0
+        self.budget = ThreadBudget() if not cuda and settings.cpu_threads is None else None
+        self.threads_used: list[int] = []
 
     def generate(self, jobs: Sequence[PromptJob]) -> list[list[str]]:
         import torch
 
         rows = sample_rows(jobs)
+        if self.budget is not None:  # the cores other jobs left idle during the last batch
+            self.threads_used.append(self.budget.threads())
+            torch.set_num_threads(self.threads_used[-1])
         torch.manual_seed(jobs[0].seed)
         encoded = self.tokenizer(rows, return_tensors="pt", padding=True).to(self.model.device)
         with torch.inference_mode():

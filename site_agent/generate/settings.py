@@ -49,7 +49,11 @@ class GenerationSettings(ProtocolModel):
         "auto", description="ctranslate2: compute type (auto: int8 on CPU, int8_float16 on CUDA)"
     )
     batch_size: int = Field(8, ge=1, description="documents generated (and saved) per batch")
-    cpu_threads: int | None = Field(None, ge=1, description="torch threads on CPU; unset: default")
+    cpu_threads: int | None = Field(
+        None,
+        ge=1,
+        description="threads on CPU; unset: the cores other processes leave idle, per batch",
+    )
     seed: int = Field(13, description="seed of every sampled note (per document, resumable)")
     lora_mode: Literal["request", "merge"] = Field(
         "request", description="vLLM: pass the adapter per request, or merge it into the weights"
