@@ -109,23 +109,21 @@ def _lora_rows(args: argparse.Namespace, model_name: str) -> list[list[str]]:
     model = resolve_model(model_name)
     rows = (Path(args.data) / "train.jsonl").read_text(encoding="utf-8").splitlines()
     texts = [json.loads(line)["text"] for line in rows[: 4 * args.lora_steps]]
-    settings = AdaptSettings(
-        base_model=str(model), batch_size=4, max_length=256, max_steps=args.lora_steps
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        result = adapt_generator(texts, model, settings, Path(tmp) / "adapt")
-    return [
-        [
-            model_name,
-            "LoRA (adapt_generator)",
-            "train",
-            "4x256",
-            "",
-            f"{result.seconds_per_step:.2f} s/step",
-            "",
-            "",
-        ]
-    ]
+    out = []
+    for loss in ("full", "chunked"):  # same data, same seed: the loss values should agree
+        settings = AdaptSettings(
+            base_model=str(model),
+            batch_size=4,
+            max_length=256,
+            max_steps=args.lora_steps,
+            loss=loss,
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            result = adapt_generator(texts, model, settings, Path(tmp) / "adapt")
+        first = " ".join(f"{v:.3f}" for v in result.losses[:5])
+        speed = f"{result.seconds_per_step:.2f} s/step"
+        out.append([model_name, f"LoRA, {loss} loss", "", "4x256", "", speed, "", first])
+    return out
 
 
 def main() -> None:

@@ -52,8 +52,10 @@ def _micro_batches(
 
 
 def _chunked(settings: AdaptSettings, device: Any) -> bool:
-    """The chunked loss on CPU (or when asked); QLoRA/LoRA on CUDA keeps transformers' loss."""
-    return settings.loss == "chunked" or (settings.loss == "auto" and device.type == "cpu")
+    """The chunked loss only when asked: it saves memory, but on a 2-core CPU it measured
+    6% faster for SmolLM2 and 16% slower for Gemma 3 (its 262k-wide output layer is
+    recomputed in the backward pass), so ``auto`` keeps transformers' loss everywhere."""
+    return settings.loss == "chunked"
 
 
 def _train_step(
