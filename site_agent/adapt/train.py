@@ -20,7 +20,6 @@ from shared.errors import UsageError
 from shared.provenance import config_digest, sha256_bytes
 from site_agent.adapt.checkpoint import resume_latest, save_checkpoint
 from site_agent.adapt.data import collate, epoch_order, tokenise_documents
-from site_agent.adapt.loss import chunked_causal_lm_loss
 from site_agent.adapt.model import attach_lora, load_base
 from site_agent.adapt.quantization import (
     apply_cpu_threads,
@@ -61,6 +60,8 @@ def _chunked(settings: AdaptSettings, device: Any) -> bool:
 def _train_step(
     model: Any, windows: list[list[int]], batches: list[list[int]], pad_id: int, chunked: bool
 ) -> float:
+    from site_agent.adapt.loss import chunked_causal_lm_loss  # torch: only when training
+
     device = next(model.parameters()).device
     total = sum(len(b) for b in batches)
     loss_sum = 0.0
