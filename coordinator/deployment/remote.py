@@ -22,6 +22,7 @@ from coordinator.deployment.keys import load_registry
 from coordinator.deployment.processes import repo_root
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
+from shared.contained import write_contained
 from shared.flower_env import DeploymentError, flower_env
 from shared.transport_policy import Transport
 
@@ -45,8 +46,8 @@ def register_sites(
                 f"fix: coordinator keys register --site-id {site_id} --auth-key KEY.pub"
             )
             continue
-        public = work / f"{site_id}.pub"
-        public.write_text(keys.auth_public_key_openssh + "\n", encoding="utf-8")
+        key_text = keys.auth_public_key_openssh + "\n"
+        public = write_contained(work, f"{site_id}.pub", key_text.encode("utf-8"))
         try:
             register_supernode(env, public)
         except DeploymentError as exc:
