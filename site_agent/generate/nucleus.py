@@ -12,8 +12,9 @@ kept set is the one the full sort keeps (up to exact ties with the boundary logi
 kept); masses are summed in float64 so that rounding does not move the boundary.
 
 :class:`NucleusWarper` applies, in the order transformers does, temperature, then top-k (when
-asked), then top-p, in one logits processor; the backend passes it to ``generate`` with the
-library's own temperature/top-k/top-p switched off.
+asked), then top-p, in one logits processor. :class:`NucleusSampler`, which the transformers
+backend uses, also draws the token, so that ``generate`` decodes greedily and skips its own
+full-vocabulary softmax and multinomial.
 """
 
 from __future__ import annotations
@@ -141,12 +142,16 @@ class NucleusWarper(LogitsProcessor):
         self.temperature = temperature
         self.top_k = top_k
 
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> Any:
+    def _temperature_and_top_k(self, scores: torch.Tensor) -> torch.Tensor:
         if self.temperature != 1.0:
             scores = scores / self.temperature
         if self.top_k > 0 and self.top_k < scores.shape[-1]:
             kth = torch.topk(scores, self.top_k, dim=-1).values[..., -1:]
             scores = scores.masked_fill(scores < kth, float("-inf"))
+        return scores
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> Any:
+        scores = self._temperature_and_top_k(scores)
         if self.top_p < 1.0:
             threshold = nucleus_threshold(scores, self.top_p)
             scores = scores.masked_fill(scores < threshold, float("-inf"))
@@ -160,12 +165,7 @@ class NucleusSampler(NucleusWarper):
     transformers' sampling cost more than the forward pass for a 262k vocabulary on a CPU."""
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> Any:
-        if self.temperature != 1.0:
-            scores = scores / self.temperature
-        if self.top_k > 0 and self.top_k < scores.shape[-1]:
-            kth = torch.topk(scores, self.top_k, dim=-1).values[..., -1:]
-            scores = scores.masked_fill(scores < kth, float("-inf"))
-        tokens = sample_nucleus(scores, self.top_p)
+        tokens = sample_nucleus(self._temperature_and_top_k(scores), self.top_p)
         out = torch.full_like(scores, float("-inf"))
         return out.scatter_(1, tokens.unsqueeze(1), 0.0)
 
