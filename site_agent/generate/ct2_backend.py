@@ -1,7 +1,7 @@
 """The CTranslate2 backend: the adapted generator converted once, then sampled in C++.
 
-The LoRA adapter is merged into the base weights (peft), the merged model is converted with
-CTranslate2's transformers converter into a cache folder named by what went in (base model,
+The LoRA adapter is merged into the base weights (``merge.merge_adapter``), the merged model
+is converted with CTranslate2's transformers converter into a cache folder named by what went in (base model,
 adapter hash, quantization, CTranslate2 version) with a ``provenance.json``, and later runs
 load that folder directly. Prompts are tokenized with the model's own tokenizer and grouped by
 length. CTranslate2 seeds its sampling threads once, when the generator is built, so a run is
@@ -27,6 +27,7 @@ from typing import Any
 from shared.atomic import atomic_directory, atomic_write_text
 from shared.provenance import sha256_tree
 from site_agent.generate.backend import PromptJob, per_job, sample_rows
+from site_agent.generate.merge import merge_adapter
 from site_agent.generate.settings import GenerationSettings
 from site_agent.models.cache import cache_root
 
@@ -54,20 +55,6 @@ def _model_key(model: Path, adapter: Path | None, quantization: str) -> dict[str
     }
 
 
-def _merged(model: Path, adapter: Path | None, out: Path) -> Path:
-    """The base model with the adapter merged in, saved as a transformers folder."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    loaded: Any = AutoModelForCausalLM.from_pretrained(model, dtype="auto")
-    if adapter is not None:
-        from peft import PeftModel
-
-        loaded = PeftModel.from_pretrained(loaded, adapter).merge_and_unload()
-    loaded.save_pretrained(out, safe_serialization=True)
-    AutoTokenizer.from_pretrained(model).save_pretrained(out)
-    return out
-
-
 def converted_model(
     model: Path, adapter: Path | None, quantization: str = "int8", cache: Path | None = None
 ) -> Path:
@@ -80,7 +67,7 @@ def converted_model(
     if (target / PROVENANCE).is_file():
         return target
     with tempfile.TemporaryDirectory(prefix="ct2-merge-") as tmp, atomic_directory(target) as out:
-        merged = _merged(model, adapter, Path(tmp) / "merged")
+        merged = model if adapter is None else merge_adapter(model, adapter, Path(tmp))
         TransformersConverter(str(merged), load_as_float16=False).convert(
             str(out), quantization=quantization, force=True
         )

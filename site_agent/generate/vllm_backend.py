@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from site_agent.generate.backend import PromptJob
+from site_agent.generate.merge import merge_adapter
 from site_agent.generate.settings import GenerationSettings
 
 SUPPORTED_LORA_RANKS = (8, 16, 32, 64, 128, 256, 320, 512)
@@ -54,17 +55,6 @@ def engine_kwargs(
         kwargs["max_loras"] = 1
         kwargs["max_lora_rank"] = next((r for r in SUPPORTED_LORA_RANKS if r >= rank), rank)
     return kwargs
-
-
-def merge_adapter(model: str | Path, adapter: Path, out_dir: Path) -> Path:
-    """Fold the adapter into the base weights (for ``lora_mode='merge'``)."""
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    base = AutoModelForCausalLM.from_pretrained(model, dtype="auto")
-    PeftModel.from_pretrained(base, adapter).merge_and_unload().save_pretrained(out_dir)
-    AutoTokenizer.from_pretrained(model).save_pretrained(out_dir)
-    return out_dir
 
 
 class VLLMBackend:
