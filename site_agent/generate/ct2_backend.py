@@ -1,10 +1,10 @@
 """The CTranslate2 backend: the adapted generator converted once, then sampled in C++.
 
-The LoRA adapter is merged into the base weights (``merge.merge_adapter``), the merged model
-is converted with CTranslate2's transformers converter into a cache folder named by what went in (base model,
-adapter hash, quantization, CTranslate2 version) with a ``provenance.json``, and later runs
-load that folder directly. Prompts are tokenized with the model's own tokenizer and grouped by
-length. CTranslate2 seeds its sampling threads once, when the generator is built, so a run is
+The LoRA adapter is merged into the base weights (``merge.merge_adapter``); the merged model
+is converted with CTranslate2's transformers converter into a cache folder named by what went
+in (base model, adapter hash, quantization, CTranslate2 version) with a ``provenance.json``,
+and later runs load that folder directly. Prompts are tokenized with the model's own tokenizer.
+CTranslate2 seeds its sampling threads once, when the generator is built, so a run is
 reproducible from ``[generation] seed`` as a whole (the same batches in the same order give the
 same notes); unlike the transformers backend it cannot reseed each batch, so a resumed run
 continues with other random draws (the notes it keeps are unaffected).
