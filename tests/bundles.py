@@ -57,7 +57,7 @@ def synthetic_corpus(n: int = 3) -> Corpus:
 REAL = Corpus(
     documents=(
         Document(
-            id="MRN-4711",
+            id="MRN-4711-smith",  # a real id that is itself an identifier
             text="Paciente Ernesto Rivera Bueno ingresa por dolor abdominal.",
             spans=(Span(start=9, end=29, label="PER"),),
         ),

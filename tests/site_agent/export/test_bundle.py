@@ -19,18 +19,8 @@ from site_agent.audit import AUDITED_CORPUS, AuditBinding, AuditPolicy, run_audi
 from site_agent.audit.digest import corpus_sha256
 from site_agent.export import BundleRequest, build_bundle, verify_bundle
 from site_agent.export.bundle import TRAINED_ON_KEY, write_trained_on
-from tests.site_agent.audit.builders import random_corpus
+from tests.bundles import REAL
 
-REAL = Corpus(
-    documents=(
-        Document(
-            id="MRN-4711-smith",
-            text="Paciente Ernesto Rivera Bueno ingresa por dolor abdominal.",
-            spans=(Span(start=9, end=29, label="PER"),),
-        ),
-        *random_corpus(4, 3, "r", words=30).documents,  # BM25 needs terms that are rare
-    )
-)
 SYNTHETIC = Corpus(
     documents=(
         Document(
