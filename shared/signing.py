@@ -49,6 +49,17 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
     return key
 
 
+def derived_secret(key: Ed25519PrivateKey, purpose: str) -> bytes:
+    """A site-only key for one ``purpose`` (keyed hashes, seals), derived from the signing
+    key: SHA-256 of the purpose, a NUL and the raw private key."""
+    raw = key.private_bytes(
+        serialization.Encoding.Raw,
+        serialization.PrivateFormat.Raw,
+        serialization.NoEncryption(),
+    )
+    return hashlib.sha256(purpose.encode("utf-8") + b"\0" + raw).digest()
+
+
 def key_id(public: Ed25519PublicKey) -> str:
     """Short fingerprint: SHA-256 of the raw public key, first 16 hex digits."""
     raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)

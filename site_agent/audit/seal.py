@@ -15,21 +15,16 @@ import hmac
 import json
 from pathlib import Path
 
-from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
-
 from shared.atomic import atomic_write_text
-from shared.signing import load_private_key
+from shared.signing import derived_secret, load_private_key
 
 SEAL_FILE = "audit.seal"
-_DOMAIN = b"deid-synth audit seal v1\0"
+SEAL_PURPOSE = "deid-synth audit seal v1"
 
 
 def seal_key(signing_key: Path) -> bytes:
     """The site's sealing key, derived from its Ed25519 signing key."""
-    raw = load_private_key(signing_key).private_bytes(
-        Encoding.Raw, PrivateFormat.Raw, NoEncryption()
-    )
-    return hashlib.sha256(_DOMAIN + raw).digest()
+    return derived_secret(load_private_key(signing_key), SEAL_PURPOSE)
 
 
 def _mac(report_bytes: bytes, corpus_sha256: str, key: bytes) -> str:

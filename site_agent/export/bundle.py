@@ -9,7 +9,6 @@ built in a temporary folder, re-hashed, and only then moved into the outbox.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from dataclasses import dataclass
@@ -20,8 +19,6 @@ from typing import TYPE_CHECKING
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import (
     Encoding,
-    NoEncryption,
-    PrivateFormat,
     PublicFormat,
 )
 
@@ -31,7 +28,7 @@ from shared.bundle_folder import read_bundle_folder
 from shared.bundle_verify import ENCODER_SUFFIXES, BundleRejected, verify_bundle_bytes
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_bytes, sha256_file, sha256_tree, tool_version
-from shared.signing import key_id, load_private_key, sign
+from shared.signing import derived_secret, key_id, load_private_key, sign
 from site_agent.export.gate import assert_audited
 from site_agent.export.redact import redact_real_ids
 
@@ -43,6 +40,7 @@ SIGNATURE = "manifest.json.sig"
 CORPUS_NAME = "synthetic.jsonl"
 AUDIT_NAME = "audit.json"
 REPORT_NAME = "site_report.json"
+REAL_ID_PURPOSE = "deid-synth real-id key"  # keyed hashes of real document ids
 SIGNER_PUBLIC_KEY = "signer.pub.pem"  # beside the bundles: what the site verifies them with
 ENCODER_DIR = "encoder"
 TRAINED_ON = "trained_on.json"  # {"trained_on_corpus_sha256": ...}; checked, not shipped
@@ -148,12 +146,6 @@ def _write(data: bytes, bundle: Path, name: str, kind: ArtifactKind) -> Artifact
     return ArtifactEntry(name=name, kind=kind, sha256=sha256_bytes(data), size_bytes=len(data))
 
 
-def _secret(key: Ed25519PrivateKey) -> bytes:
-    """A site-only key for pseudonymous ids, derived from the signing key."""
-    raw = key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
-    return hashlib.sha256(b"deid-synth real-id key\0" + raw).digest()
-
-
 def _bundle_id(site_id: str, corpus_sha: str, now: datetime) -> str:
     return f"{site_id}-{now:%Y%m%dT%H%M%SZ}-{corpus_sha[:8]}"
 
@@ -175,13 +167,13 @@ def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
     now = datetime.now(UTC)
     bundle_dir = request.outbox / _bundle_id(request.site_id, report.audited_corpus_sha256, now)
     labels, n_docs = _labels_and_count(request.corpus_path)
+    redacted = redact_real_ids(
+        request.audit_report_path.read_bytes(), derived_secret(key, REAL_ID_PURPOSE)
+    )
     with atomic_directory(bundle_dir) as tmp:
         entries = [
             _copy(request.corpus_path, tmp, CORPUS_NAME, "synthetic_corpus"),
-            _write(
-                redact_real_ids(request.audit_report_path.read_bytes(), _secret(key)),
-                tmp, AUDIT_NAME, "audit_report",
-            ),
+            _write(redacted, tmp, AUDIT_NAME, "audit_report"),
         ]  # fmt: skip
         if entries[0].sha256 != report.audited_corpus_sha256:
             raise ExportRefusedError("the corpus changed while it was copied; fix: re-run export")
