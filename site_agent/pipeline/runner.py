@@ -8,6 +8,7 @@ record names, or when ``from_stage`` names it or an earlier stage.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from pydantic_core import to_jsonable_python
 from rich.console import Console
+from rich.progress import Progress
 
 from shared.atomic import atomic_write_text
 from shared.errors import UsageError
@@ -170,15 +172,23 @@ def _write(folder: Path, record: StageRecord) -> None:
 
 
 def run_stage(
-    stage: Stage, config: SiteConfig, folder: Path, inputs: dict[str, Path], hashes: dict[str, str]
+    stage: Stage,
+    config: SiteConfig,
+    folder: Path,
+    inputs: dict[str, Path],
+    hashes: dict[str, str],
+    progress: Progress | None = None,
 ) -> StageRecord:
-    """Run one stage and write its ``stage.json`` (also on failure, then re-raise)."""
+    """Run one stage and write its ``stage.json`` (also on failure, then re-raise).
+
+    Engines draw their bars on ``progress`` when given (a caller's live display), else on a
+    display of the stage's own."""
     folder.mkdir(parents=True, exist_ok=True)
     digest = settings_digest(stage, config)
     started = datetime.now(UTC)
     try:
-        with stage_progress() as progress:
-            output = stage.run(StageContext(config, folder, inputs, hashes, progress))
+        with contextlib.nullcontext(progress) if progress else stage_progress() as shown:
+            output = stage.run(StageContext(config, folder, inputs, hashes, shown))
     except Exception as exc:
         _write(folder, _record(stage, folder, digest, hashes, started, None, error=str(exc)))
         raise

@@ -1,0 +1,171 @@
+"""``experiment.json``, ``experiment.md`` and ``plots/<study>.png``.
+
+Each study is one table: a row per condition with ``mean ± sd [95% CI]`` over its repeats of
+the model's token F1 (seqeval), exact and overlap span F1 and document leakage, the gold
+annotator's token F1 beside it, and the privacy figures of the audit of the synthetic corpus
+the row trained on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from shared.atomic import atomic_write_bytes, atomic_write_text
+from shared.metrics.repeats import RepeatSummary
+from shared.provenance import tool_version
+from site_agent.experiment.results import ConditionSummary, RunResult, summarise
+from site_agent.experiment.spec import ExperimentSpec, Study
+
+UTILITY_COLUMNS = (
+    ("token_f1", "token F1"),
+    ("exact_f1", "exact F1"),
+    ("overlap_f1", "overlap F1"),
+    ("leakage_rate", "doc leakage"),
+    ("gold_token_f1", "gold token F1"),
+)
+PRIVACY_COLUMNS = (
+    ("sensitive_5gram_recall", "sens. 5-gram recall"),
+    ("nearest_rouge_max", "nearest ROUGE max"),
+    ("pii_echo_documents", "PII echo docs"),
+)
+SIZE_COLUMNS = (("n_real", "real"), ("n_synthetic", "synthetic"))
+
+
+def show(summary: RepeatSummary | None, interval: bool = True) -> str:
+    if summary is None:
+        return "n/a"
+    text = f"{summary.mean:.3f} ± {summary.sd:.3f}"
+    if interval and summary.n > 1:
+        text += f" [{summary.low:.3f}, {summary.high:.3f}]"
+    return text
+
+
+def _knob(condition: dict[str, object], name: str) -> str:
+    overrides = condition.get("overrides", {})
+    value = overrides.get(name) if isinstance(overrides, dict) and "." in name else None
+    if value is None:
+        value = condition.get(name)
+    if name == "data_fraction":
+        value = condition.get("annotator_fraction")
+    return "–" if value is None else str(value)
+
+
+def study_table(study: Study, rows: Sequence[ConditionSummary]) -> list[str]:
+    knobs = study.varied() or ["condition"]
+    columns = [*UTILITY_COLUMNS, *PRIVACY_COLUMNS]
+    header = [*knobs, "runs", *(title for _, title in columns), *(t for _, t in SIZE_COLUMNS)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        cells = [
+            row.condition_label if k == "condition" else _knob(row.condition, k) for k in knobs
+        ]
+        cells.append(f"{row.n_runs - row.n_failed}/{row.n_runs}")
+        cells += [show(row.metrics.get(name), name in dict(UTILITY_COLUMNS)) for name, _ in columns]
+        cells += [show(row.metrics.get(name), False) for name, _ in SIZE_COLUMNS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def per_label_table(rows: Sequence[ConditionSummary]) -> list[str]:
+    labels = sorted({label for row in rows for label in row.per_label})
+    if not labels:
+        return []
+    header = ["label", *(f"#{i}" for i in range(len(rows)))]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label in labels:
+        cells = [label]
+        for row in rows:
+            summary = row.per_label.get(label)
+            cells.append("n/a" if summary is None else f"{summary.mean:.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def render_markdown(
+    spec: ExperimentSpec, results: Sequence[RunResult], summaries: Sequence[ConditionSummary]
+) -> str:
+    failed = [r for r in results if r.status == "failed"]
+    reused = sum(1 for r in results for s in r.stages if s["status"] == "reused")
+    total = sum(len(r.stages) for r in results)
+    lines = [
+        f"# Experiment: {spec.experiment.name}",
+        "",
+        f"{len(results)} runs ({len(failed)} failed); repeats per condition: "
+        f"{spec.experiment.repeats} by {spec.experiment.repeat_by}; stages reused from the "
+        f"store: {reused} of {total}.",
+        "",
+        "Cells: mean ± SD over repeats [95% bootstrap CI of the mean]. Doc leakage: share of "
+        "test documents with at least one gold span missed under overlap matching. Privacy "
+        "columns come from the audit of the synthetic corpus each run trained on.",
+    ]
+    for study in spec.study:
+        rows = [s for s in summaries if s.study == study.name]
+        lines += ["", f"## {study.name}: {study.title}" if study.title else f"## {study.name}"]
+        lines += ["", *study_table(study, rows)]
+        labels = per_label_table(rows)
+        if labels:
+            lines += ["", "Overlap recall per label (mean over repeats; columns: rows above):"]
+            lines += ["", *labels]
+        lines += ["", f"![{study.name}](plots/{study.name}.png)"]
+    if failed:
+        lines += ["", "## Failed runs", ""]
+        lines += [f"- `{r.run_id}`: {r.error}" for r in failed]
+    return "\n".join(lines) + "\n"
+
+
+def plot_study(study: Study, rows: Sequence[ConditionSummary]) -> bytes:
+    """Utility (top) and document leakage (bottom) against the first varied knob, ± 1 SD."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    knob = (study.varied() or ["condition"])[0]
+    ticks = [
+        row.condition_label if knob == "condition" else _knob(row.condition, knob) for row in rows
+    ]
+    xs = list(range(len(rows)))
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    for name, title in (("token_f1", "token F1"), ("overlap_f1", "overlap F1")):
+        stats = [row.metrics.get(name) for row in rows]
+        top.errorbar(
+            xs, [s.mean if s else float("nan") for s in stats],
+            yerr=[s.sd if s else 0.0 for s in stats], marker="o", capsize=3, label=title,
+        )  # fmt: skip
+    top.set_ylabel("F1")
+    top.legend()
+    stats = [row.metrics.get("leakage_rate") for row in rows]
+    bottom.errorbar(
+        xs, [s.mean if s else float("nan") for s in stats],
+        yerr=[s.sd if s else 0.0 for s in stats], marker="o", capsize=3, color="tab:red",
+    )  # fmt: skip
+    bottom.set_ylabel("document leakage")
+    bottom.set_xticks(xs, ticks, rotation=30, ha="right")
+    bottom.set_xlabel(knob)
+    figure.suptitle(study.title or study.name)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def write_reports(spec: ExperimentSpec, results: Sequence[RunResult], out_dir: Path) -> None:
+    """The three reports into ``out_dir`` (each written atomically)."""
+    summaries = summarise(results)
+    payload = {
+        "tool_version": tool_version(),
+        "spec": spec.model_dump(mode="json"),
+        "summaries": [s.model_dump(mode="json") for s in summaries],
+        "runs": [r.model_dump(mode="json") for r in results],
+    }
+    atomic_write_text(out_dir / "experiment.json", json.dumps(payload, indent=2) + "\n")
+    atomic_write_text(out_dir / "experiment.md", render_markdown(spec, results, summaries))
+    for study in spec.study:
+        rows = [s for s in summaries if s.study == study.name and s.metrics]
+        if rows:
+            atomic_write_bytes(out_dir / "plots" / f"{study.name}.png", plot_study(study, rows))

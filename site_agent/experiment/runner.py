@@ -1,0 +1,232 @@
+"""``run_experiment``: plan the runs, run each through the stage store, resume, report.
+
+1. plan: every study's conditions x repeats, each with its own seeds (and split, with
+   ``repeat_by = "split"``);
+2. run: each run's stages go through the content-addressed store, so what runs share is
+   computed once; a run whose ``result.json`` is complete for the same plan is not run again;
+3. report: ``experiment.json``, ``experiment.md`` and a plot per study.
+
+Layout of ``out_dir``: ``store/<stage>/<key>/`` (the computed stages), ``runs/<run id>/``
+(``work/`` links into the store, ``result.json``), the reports at the top.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic_core import to_jsonable_python
+from rich.console import Console
+from rich.progress import Progress, TaskID
+
+from shared.atomic import atomic_write_text
+from shared.provenance import config_digest
+from site_agent.config import SiteConfig, build_site_config, read_site_toml, resolve_paths
+from site_agent.experiment.results import RunResult, collect
+from site_agent.experiment.spec import Condition, ExperimentSpec, nest
+from site_agent.experiment.stages import RunKnobs, experiment_stages, uses_site_config
+from site_agent.experiment.store import StageStore, StoredStage, run_stages
+from site_agent.pipeline.progress import new_progress
+from site_agent.pipeline.runner import preflight
+
+RESULT_FILE = "result.json"
+REPEAT_SEEDS = ("annotator.training.seed", "adapt.seed", "generation.seed")
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run: a study's condition at one repeat."""
+
+    run_id: str
+    study: str
+    condition: Condition
+    repeat: int
+
+
+def plan_runs(spec: ExperimentSpec) -> list[PlannedRun]:
+    """Every (study, condition, repeat), named ``<study>/<NN>-r<repeat>``."""
+    runs = []
+    for study in spec.study:
+        for index, condition in enumerate(study.expand(spec.experiment.defaults)):
+            for repeat in range(spec.experiment.repeats):
+                run_id = f"{study.name}/{index:02d}-r{repeat}"
+                runs.append(PlannedRun(run_id, study.name, condition, repeat))
+    return runs
+
+
+def _get(config: SiteConfig, dotted: str) -> Any:
+    value: Any = config
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def run_config(
+    site: dict[str, Any], site_path: Path, spec: ExperimentSpec, run: PlannedRun, work_dir: Path
+) -> SiteConfig:
+    """The site config of one run: the site.toml < experiment overrides < the condition's,
+    then the repeat's seeds (each configured seed + repeat)."""
+    dotted = {**spec.experiment.overrides, **run.condition.overrides}
+    dotted["work_dir"] = str(work_dir)
+    config = build_site_config(site, source=str(site_path), overrides=nest(dotted))
+    if run.repeat:
+        seeds = list(REPEAT_SEEDS)
+        seeds += ["split.seed"] if spec.experiment.repeat_by == "split" else []
+        dotted.update({key: _get(config, key) + run.repeat for key in seeds})
+        config = build_site_config(site, source=str(site_path), overrides=nest(dotted))
+    return uses_site_config(resolve_paths(config, site_path.parent))
+
+
+def knobs_of(spec: ExperimentSpec, run: PlannedRun, config: SiteConfig) -> RunKnobs:
+    return RunKnobs(
+        condition=run.condition,
+        seed=config.annotator.training.seed,
+        bootstrap_resamples=spec.experiment.bootstrap_resamples,
+        max_test_documents=spec.experiment.max_test_documents,
+    )
+
+
+def run_digest(config: SiteConfig, knobs: RunKnobs) -> str:
+    """What a run's result depends on; a recorded result with another digest is stale."""
+    payload = {"config": config.model_dump(mode="json"), "knobs": to_jsonable_python(knobs)}
+    return config_digest(payload)
+
+
+def read_result(path: Path) -> RunResult | None:
+    if not path.is_file():
+        return None
+    try:
+        return RunResult.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None
+
+
+@contextmanager
+def run_bar(progress: Progress, run_id: str, total: int) -> Iterator[TaskID]:
+    """A bar for one run (a step per stage); the bars its engines add go when it ends."""
+    before = set(progress.task_ids)
+    task = progress.add_task(run_id, total=total)
+    try:
+        yield task
+    finally:
+        for extra in set(progress.task_ids) - before:
+            progress.remove_task(extra)
+
+
+@dataclass
+class Experiment:
+    """One experiment being run into ``out_dir``."""
+
+    spec: ExperimentSpec
+    site_path: Path
+    out_dir: Path
+    console: Console
+
+    def __post_init__(self) -> None:
+        self.site = read_site_toml(self.site_path)
+        self.store = StageStore(self.out_dir / "store")
+
+    def execute(self, run: PlannedRun, progress: Progress) -> tuple[RunResult, bool]:
+        """The run's result, and whether it had to run (False: resumed from ``result.json``)."""
+        run_dir = self.out_dir / "runs" / run.run_id
+        config = run_config(self.site, self.site_path, self.spec, run, run_dir / "work")
+        knobs = knobs_of(self.spec, run, config)
+        digest = run_digest(config, knobs)
+        previous = read_result(run_dir / RESULT_FILE)
+        if previous and previous.status == "completed" and previous.run_digest == digest:
+            return previous, False
+        stages = experiment_stages(knobs)
+        preflight(config)
+        began = time.perf_counter()
+        outcomes: list[StoredStage] = []
+        fields: dict[str, Any] = {}
+        status: Literal["completed", "failed"] = "completed"
+        error: str | None = None
+        with run_bar(progress, run.run_id, len(stages)) as bar:
+
+            def advance(outcome: StoredStage) -> None:
+                outcomes.append(outcome)
+                progress.advance(bar)
+
+            try:
+                records, done = run_stages(config, stages, self.store, progress, advance)
+                folders = {o.name: self.store.folder(o.name, o.key) for o in done}
+                fields = collect(records, folders)
+            except Exception as exc:  # one failed run must not stop the experiment
+                status, error = "failed", f"{type(exc).__name__}: {exc}"
+                self.console.print(f"[red]run {run.run_id} failed:[/] {error}", highlight=False)
+        result = RunResult(
+            run_id=run.run_id,
+            study=run.study,
+            condition=run.condition.model_dump(mode="json"),
+            condition_label=run.condition.label(),
+            repeat=run.repeat,
+            run_digest=digest,
+            status=status,
+            error=error,
+            stages=[{"name": o.name, "status": o.status, "seconds": o.seconds} for o in outcomes],
+            seconds=time.perf_counter() - began,
+            **fields,
+        )
+        atomic_write_text(run_dir / RESULT_FILE, result.model_dump_json(indent=2))
+        return result, True
+
+
+def run_experiment(
+    spec: ExperimentSpec,
+    site_path: Path,
+    out_dir: Path,
+    *,
+    console: Console | None = None,
+    max_runs: int | None = None,
+) -> list[RunResult]:
+    """Run (or resume) every planned run, then write the reports; returns the results.
+
+    ``max_runs`` stops after that many runs had to run (the rest resume next time).
+    """
+    from site_agent.experiment.report import write_reports
+
+    console = console or Console(stderr=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    experiment = Experiment(spec, site_path, out_dir, console)
+    if spec.experiment.tiny_models:
+        experiment.site = with_tiny_models(experiment.site, site_path, out_dir / "tiny-models")
+    planned = plan_runs(spec)
+    results: list[RunResult] = []
+    ran = 0
+    console.rule(f"[bold]experiment {spec.experiment.name}[/]: {len(planned)} runs")
+    with new_progress(console) as progress:
+        overall = progress.add_task("runs", total=len(planned))
+        for run in planned:
+            if max_runs is not None and ran >= max_runs:
+                break
+            result, executed = experiment.execute(run, progress)
+            ran += int(executed)
+            results.append(result)
+            progress.advance(overall)
+    write_reports(spec, results, out_dir)
+    return results
+
+
+def with_tiny_models(site: dict[str, Any], site_path: Path, folder: Path) -> dict[str, Any]:
+    """The site.toml with tiny test models (built once per output folder from its corpus) as
+    annotator and generator; for ``--quick`` and CI only."""
+    from shared.corpus_io import read_corpus
+    from site_agent.models.tiny import tiny_causal_lm, tiny_encoder
+
+    config = resolve_paths(build_site_config(site, source=str(site_path)), site_path.parent)
+    encoder, generator = folder / "encoder", folder / "generator"
+    if not (encoder / "config.json").exists() or not (generator / "config.json").exists():
+        texts = [d.text for d in read_corpus(config.corpus.path, config.corpus.format).documents]
+        tiny_encoder(encoder, texts)
+        tiny_causal_lm(generator, texts)
+    tables = {"annotator": {"base_model": str(encoder)}, "adapt": {"base_model": str(generator)}}
+    return {
+        **site,
+        **{name: {**site.get(name, {}), **table} for name, table in tables.items()},
+        "corpus": {**site.get("corpus", {}), "path": str(config.corpus.path)},
+    }

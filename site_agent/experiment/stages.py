@@ -1,0 +1,304 @@
+"""The stages of one experiment run: the site pipeline up to the audit, re-wired, then training
+under the run's regime and scoring on the held-out test split.
+
+split -> pseudonymise -> subsets -> annotator -> adapt -> generate -> annotate -> audit ->
+evaluate-gold -> train-evaluate
+
+The registered stages run unchanged where they can; ``subsets`` hands the annotator and the
+generator their shares of the training split; the adapt stage makes no adapter when its share
+is 0 (the generator then samples from its base weights, seed 000 Table 2); generation is sized
+from the whole training split; the audit records a failed verdict instead of stopping (an
+experiment exports nothing; its privacy figures are results). Each stage's settings include the
+run's knobs it depends on, so the content-addressed store shares whatever two runs have in
+common.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.progress import Progress
+
+from protocol import Corpus
+from protocol.evaluation import EvaluationReport
+from shared.atomic import atomic_write_text
+from shared.corpus_io import read_corpus, write_corpus
+from site_agent.adapt import stage as adapt_stage
+from site_agent.annotate import stage as annotate_stage
+from site_agent.annotator import stage as annotator_stage
+from site_agent.audit import stage as audit_stage
+from site_agent.config import SiteConfig
+from site_agent.experiment.spec import Condition
+from site_agent.experiment.training_sets import Pools, fraction_of, training_set
+from site_agent.generate import stage as generate_stage
+from site_agent.pipeline.registry import check_registry
+from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.pseudonymise import stage as pseudonymise_stage
+from site_agent.split import stage as split_stage
+from site_agent.train_synthetic.stage import synthetic_train_validation
+
+NO_ADAPTER = "no-adapter.json"
+FINAL_STAGES = frozenset({"evaluate-gold", "train-evaluate"})
+
+
+@dataclasses.dataclass(frozen=True)
+class RunKnobs:
+    """What the experiment adds to the site config for one run."""
+
+    condition: Condition
+    seed: int
+    bootstrap_resamples: int
+    max_test_documents: int | None
+
+
+def rewired(stage: Stage, renames: dict[str, str]) -> Stage:
+    """``stage`` reading ``renames[key]`` wherever it read ``key``."""
+
+    def run(ctx: StageContext) -> StageOutput:
+        inputs = {old: ctx.inputs[new] for old, new in renames.items()}
+        inputs.update({k: v for k, v in ctx.inputs.items() if k not in renames.values()})
+        return stage.run(dataclasses.replace(ctx, inputs=inputs))
+
+    inputs = tuple(renames.get(key, key) for key in stage.inputs)
+    return dataclasses.replace(stage, run=run, inputs=inputs)
+
+
+def _subsets_stage(knobs: RunKnobs) -> Stage:
+    condition = knobs.condition
+
+    def run(ctx: StageContext) -> StageOutput:
+        real = read_corpus(ctx.inputs["split.train"])
+        pseudonymised = read_corpus(ctx.inputs["pseudonymise.train"])
+        annotator = fraction_of(real, condition.annotator_fraction, knobs.seed)
+        adapt_share = fraction_of(real, condition.adapt_fraction, knobs.seed)
+        adapt_ids = {d.id for d in adapt_share.documents}
+        real_ids = {d.id for d in real.documents}
+        # planted canaries are not real documents: they always stay in the adaptation text
+        kept = tuple(
+            d for d in pseudonymised.documents if d.id in adapt_ids or d.id not in real_ids
+        )
+        adapt = Corpus(documents=kept, labels=pseudonymised.labels)
+        paths = {"annotator_train": ctx.stage_dir / "annotator_train.jsonl"}
+        paths["adapt_train"] = ctx.stage_dir / "adapt_train.jsonl"
+        write_corpus(annotator, paths["annotator_train"])
+        write_corpus(adapt, paths["adapt_train"])
+        return StageOutput(
+            artifacts=dict(paths),
+            summary={"annotator_documents": len(annotator), "adapt_documents": len(adapt_ids)},
+        )
+
+    return Stage(
+        name="subsets",
+        run=run,
+        settings=lambda _c: {
+            "adapt_fraction": condition.adapt_fraction,
+            "annotator_fraction": condition.annotator_fraction,
+            "seed": knobs.seed,
+        },
+        inputs=("split.train", "pseudonymise.train"),
+        description="the annotator's and the generator's shares of the training split",
+    )
+
+
+def _adapt_stage(knobs: RunKnobs) -> Stage:
+    base = rewired(adapt_stage.STAGE, {"pseudonymise.train": "subsets.adapt_train"})
+    if knobs.condition.adapt_fraction > 0:
+        return base
+
+    def run(ctx: StageContext) -> StageOutput:
+        marker = ctx.stage_dir / NO_ADAPTER
+        atomic_write_text(marker, json.dumps({"adapted": False}) + "\n")
+        return StageOutput(artifacts={"adapter": marker}, summary={"adapted": False})
+
+    return dataclasses.replace(
+        base, run=run, settings=lambda c: {**adapt_stage.STAGE.settings(c), "adapted": False}
+    )
+
+
+def _generate(ctx: StageContext) -> StageOutput:
+    adapter: Path | None = ctx.inputs["adapt.adapter"]
+    if adapter is not None and adapter.name == NO_ADAPTER:
+        adapter = None
+    config = ctx.config
+    corpus, prompts = generate_stage.run(
+        adapter,  # type: ignore[arg-type]  # generate_corpus samples the base model for None
+        read_corpus(ctx.inputs["split.validation"]),
+        len(read_corpus(ctx.inputs["split.train"])),
+        config.adapt.base_model,
+        config.generation,
+        ctx.stage_dir,
+        ctx.progress,
+    )
+    out = ctx.stage_dir / generate_stage.CORPUS_FILE
+    write_corpus(corpus, out)
+    return StageOutput(artifacts={"corpus": out}, summary={"prompts": prompts})
+
+
+GENERATE = dataclasses.replace(
+    generate_stage.STAGE,
+    run=_generate,
+    inputs=("adapt.adapter", "split.validation", "split.train"),
+    description="sample synthetic notes (amount x the whole training split)",
+)
+
+
+def _audit(ctx: StageContext) -> StageOutput:
+    config = ctx.config
+    report, corpus = audit_stage.run(
+        dict(ctx.inputs),
+        config.audit,
+        audit_stage.tokenizer_reference(config.adapt.base_model),
+        ctx.stage_dir,
+    )
+    return StageOutput(
+        artifacts={"report": ctx.stage_dir / audit_stage.REPORT_FILE, "corpus": corpus},
+        summary={"passed": report.passed, "kept": report.n_kept_documents},
+    )
+
+
+AUDIT = dataclasses.replace(
+    audit_stage.STAGE,
+    run=_audit,
+    settings=lambda c: {"audit": c.audit, "tokenizer": c.adapt.base_model},
+    description="privacy audit (recorded; an experiment exports nothing)",
+)
+
+
+def evaluate_model(
+    model_dir: Path, test: Corpus, knobs: RunKnobs, progress: Progress | None
+) -> EvaluationReport:
+    """Every metric of the annotator in ``model_dir`` on ``test``, with document-bootstrap
+    intervals (seeded by the run)."""
+    from shared.metrics import BootstrapSettings, evaluate
+    from site_agent.annotator.encoder import annotate_corpus
+    from site_agent.train_synthetic.stage import without_spans
+
+    n = knobs.bootstrap_resamples
+    bootstrap = BootstrapSettings(n_resamples=n, seed=knobs.seed) if n else None
+    predicted = annotate_corpus(model_dir, without_spans(test), progress)
+    return evaluate(test, predicted, bootstrap=bootstrap)
+
+
+def test_split(path: Path, knobs: RunKnobs) -> Corpus:
+    """The held-out test split, its first ``max_test_documents`` when capped."""
+    test = read_corpus(path)
+    if knobs.max_test_documents is None:
+        return test
+    docs = test.documents[: knobs.max_test_documents]
+    return Corpus(documents=docs, labels=test.labels)
+
+
+def _evaluation_settings(knobs: RunKnobs) -> dict[str, Any]:
+    return {"bootstrap": knobs.bootstrap_resamples, "max_test": knobs.max_test_documents}
+
+
+def _gold_stage(knobs: RunKnobs) -> Stage:
+    def run(ctx: StageContext) -> StageOutput:
+        test = test_split(ctx.inputs["split.test"], knobs)
+        report = evaluate_model(ctx.inputs["annotator.model"], test, knobs, ctx.progress)
+        out = ctx.stage_dir / "evaluation.json"
+        atomic_write_text(out, report.model_dump_json(indent=2))
+        return StageOutput(artifacts={"evaluation": out})
+
+    return Stage(
+        name="evaluate-gold",
+        run=run,
+        settings=lambda c: {**_evaluation_settings(knobs), "device": c.device},
+        inputs=("annotator.model", "split.test"),
+        description="score the machine annotator (trained on real notes) on the test split",
+    )
+
+
+def _train_stage(knobs: RunKnobs) -> Stage:
+    from site_agent.annotator.encoder import train_encoder
+
+    condition = knobs.condition
+
+    def run(ctx: StageContext) -> StageOutput:
+        settings = ctx.config.annotator.training
+        synthetic = read_corpus(ctx.inputs["audit.corpus"])
+        pools = Pools(
+            real=read_corpus(ctx.inputs["subsets.annotator_train"]),
+            synthetic=synthetic,
+            n_train_split=len(read_corpus(ctx.inputs["split.train"])),
+            seed=knobs.seed,
+            chunk_words=settings.chunk_words,
+            batch_size=settings.batch_size,
+            epochs=settings.epochs,
+        )
+        built = training_set(pools, condition)
+        if built.n_real == 0:  # nothing real may shape a synthetic-only model
+            train, validation = synthetic_train_validation(built.corpus, settings.seed)
+        else:
+            train, validation = built.corpus, read_corpus(ctx.inputs["split.validation"])
+        trained = train_encoder(
+            train, validation, ctx.config.annotator.base_model, settings,
+            ctx.stage_dir / "model", ctx.progress,
+        )  # fmt: skip
+        test = test_split(ctx.inputs["split.test"], knobs)
+        report = evaluate_model(trained.model_dir, test, knobs, ctx.progress)
+        out = ctx.stage_dir / "evaluation.json"
+        atomic_write_text(out, report.model_dump_json(indent=2))
+        sizes = {"n_train": len(built.corpus), "n_real": built.n_real}
+        sizes["n_synthetic"] = built.n_synthetic
+        sizes["synthetic_pool"] = len(synthetic)
+        atomic_write_text(ctx.stage_dir / "training_set.json", json.dumps(sizes, indent=2))
+        return StageOutput(
+            artifacts={
+                "evaluation": out,
+                "model": trained.model_dir,
+                "training_set": ctx.stage_dir / "training_set.json",
+            },
+            summary=sizes,
+        )
+
+    regime = condition.model_dump(
+        include={"regime", "synthetic_amount", "synthetic_fraction", "real_fraction"}
+    )
+    regime.update(condition.model_dump(include={"fixed_n", "steps"}))
+    return Stage(
+        name="train-evaluate",
+        run=run,
+        settings=lambda c: {
+            **regime,
+            "annotator": c.annotator,
+            "seed": knobs.seed,
+            "device": c.device,
+            **_evaluation_settings(knobs),
+        },
+        inputs=(
+            "subsets.annotator_train",
+            "audit.corpus",
+            "split.train",
+            "split.validation",
+            "split.test",
+        ),
+        description="train an encoder under the run's regime and score it on the test split",
+    )
+
+
+def experiment_stages(knobs: RunKnobs) -> tuple[Stage, ...]:
+    """The stages of one run, in order (checked like the site pipeline's registry)."""
+    stages = (
+        split_stage.STAGE,
+        pseudonymise_stage.STAGE,
+        _subsets_stage(knobs),
+        rewired(annotator_stage.STAGE, {"split.train": "subsets.annotator_train"}),
+        _adapt_stage(knobs),
+        GENERATE,
+        annotate_stage.STAGE,
+        AUDIT,
+        _gold_stage(knobs),
+        _train_stage(knobs),
+    )
+    check_registry(stages, final=FINAL_STAGES)
+    return stages
+
+
+def uses_site_config(config: SiteConfig) -> SiteConfig:
+    """The site config as the experiment's stages read it (no signing key: nothing is sealed
+    or exported)."""
+    return config.model_copy(update={"signing_key": None})
