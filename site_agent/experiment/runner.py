@@ -1,7 +1,7 @@
 """``run_experiment``: plan the runs, run each through the stage store, resume, report.
 
-1. plan: every study's conditions x repeats, each with its own seeds (and split, with
-   ``repeat_by = "split"``);
+1. plan: every study's conditions x repeats, each repeat with its own seeds (see
+   ``repeat_by``); every run's site config is built and validated before anything runs;
 2. run: each run's stages go through the content-addressed store, so what runs share is
    computed once; a run whose ``result.json`` is complete for the same plan is not run again;
 3. report: ``experiment.json``, ``experiment.md`` and a plot per study.
@@ -27,14 +27,18 @@ from shared.atomic import atomic_write_text
 from shared.provenance import config_digest
 from site_agent.config import SiteConfig, build_site_config, read_site_toml, resolve_paths
 from site_agent.experiment.results import RunResult, collect
-from site_agent.experiment.spec import Condition, ExperimentSpec, nest
+from site_agent.experiment.spec import Condition, ExperimentSettings, ExperimentSpec, nest
 from site_agent.experiment.stages import RunKnobs, experiment_stages, uses_site_config
 from site_agent.experiment.store import StageStore, StoredStage, run_stages
 from site_agent.pipeline.progress import new_progress
 from site_agent.pipeline.runner import preflight
 
 RESULT_FILE = "result.json"
-REPEAT_SEEDS = ("annotator.training.seed", "adapt.seed", "generation.seed")
+REPEAT_SEEDS: dict[str, tuple[str, ...]] = {
+    "training": (),
+    "seed": ("annotator.training.seed", "adapt.seed", "generation.seed"),
+    "split": ("annotator.training.seed", "adapt.seed", "generation.seed", "split.seed"),
+}
 
 
 @dataclass(frozen=True)
@@ -72,19 +76,21 @@ def run_config(
     then the repeat's seeds (each configured seed + repeat)."""
     dotted = {**spec.experiment.overrides, **run.condition.overrides}
     dotted["work_dir"] = str(work_dir)
-    config = build_site_config(site, source=str(site_path), overrides=nest(dotted))
-    if run.repeat:
-        seeds = list(REPEAT_SEEDS)
-        seeds += ["split.seed"] if spec.experiment.repeat_by == "split" else []
+    source = f"{site_path} (with run {run.run_id} of the experiment)"
+    config = build_site_config(site, source=source, overrides=nest(dotted))
+    seeds = REPEAT_SEEDS[spec.experiment.repeat_by]
+    if run.repeat and seeds:
         dotted.update({key: _get(config, key) + run.repeat for key in seeds})
-        config = build_site_config(site, source=str(site_path), overrides=nest(dotted))
+        config = build_site_config(site, source=source, overrides=nest(dotted))
     return uses_site_config(resolve_paths(config, site_path.parent))
 
 
 def knobs_of(spec: ExperimentSpec, run: PlannedRun, config: SiteConfig) -> RunKnobs:
+    subset_seed = config.annotator.training.seed
     return RunKnobs(
         condition=run.condition,
-        seed=config.annotator.training.seed,
+        seed=subset_seed + run.repeat,
+        subset_seed=subset_seed,
         bootstrap_resamples=spec.experiment.bootstrap_resamples,
         max_test_documents=spec.experiment.max_test_documents,
     )
@@ -130,10 +136,14 @@ class Experiment:
         self.site = read_site_toml(self.site_path)
         self.store = StageStore(self.out_dir / "store")
 
+    def config_of(self, run: PlannedRun) -> SiteConfig:
+        work_dir = self.out_dir / "runs" / run.run_id / "work"
+        return run_config(self.site, self.site_path, self.spec, run, work_dir)
+
     def execute(self, run: PlannedRun, progress: Progress) -> tuple[RunResult, bool]:
         """The run's result, and whether it had to run (False: resumed from ``result.json``)."""
         run_dir = self.out_dir / "runs" / run.run_id
-        config = run_config(self.site, self.site_path, self.spec, run, run_dir / "work")
+        config = self.config_of(run)
         knobs = knobs_of(self.spec, run, config)
         digest = run_digest(config, knobs)
         previous = read_result(run_dir / RESULT_FILE)
@@ -193,9 +203,14 @@ def run_experiment(
     console = console or Console(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     experiment = Experiment(spec, site_path, out_dir, console)
+    if spec.experiment.max_corpus_documents:
+        sample = corpus_sample(experiment.site, site_path, out_dir, spec.experiment)
+        experiment.site = {**experiment.site, "corpus": sample}
     if spec.experiment.tiny_models:
         experiment.site = with_tiny_models(experiment.site, site_path, out_dir / "tiny-models")
     planned = plan_runs(spec)
+    for run in planned:  # a bad override fails here, before hours of work
+        experiment.config_of(run)
     results: list[RunResult] = []
     ran = 0
     console.rule(f"[bold]experiment {spec.experiment.name}[/]: {len(planned)} runs")
@@ -230,3 +245,20 @@ def with_tiny_models(site: dict[str, Any], site_path: Path, folder: Path) -> dic
         **{name: {**site.get(name, {}), **table} for name, table in tables.items()},
         "corpus": {**site.get("corpus", {}), "path": str(config.corpus.path)},
     }
+
+
+def corpus_sample(
+    site: dict[str, Any], site_path: Path, out_dir: Path, settings: ExperimentSettings
+) -> dict[str, Any]:
+    """The ``[corpus]`` table pointing at a seeded sample of ``max_corpus_documents`` of the
+    gold corpus (written once into ``out_dir``; the experiment's scaled-down data)."""
+    from shared.corpus_io import read_corpus, write_corpus
+    from site_agent.experiment.training_sets import fraction_of
+
+    config = resolve_paths(build_site_config(site, source=str(site_path)), site_path.parent)
+    n = settings.max_corpus_documents or 0
+    path = out_dir / f"corpus-sample-{n}.jsonl"
+    if not path.exists():
+        gold = read_corpus(config.corpus.path, config.corpus.format)
+        write_corpus(fraction_of(gold, min(1.0, n / max(1, len(gold))), seed=0), path)
+    return {**site.get("corpus", {}), "path": str(path.resolve()), "format": "jsonl"}

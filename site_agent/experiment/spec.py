@@ -5,7 +5,7 @@
 name = "meddocan"
 site = "meddocan-site.toml"        # relative to this file
 repeats = 3
-repeat_by = "seed"                 # seed | split (a fresh random split per repeat)
+repeat_by = "training"             # training | seed | split (see ExperimentSettings)
 [experiment.overrides]             # dotted site.toml keys, for every run
 "annotator.training.epochs" = 2
 
@@ -155,10 +155,18 @@ class ExperimentSettings(ProtocolModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     site: Path = Field(description="site.toml, relative to the experiment file")
     repeats: int = Field(1, ge=1, le=20)
-    repeat_by: Literal["seed", "split"] = "seed"
+    repeat_by: Literal["training", "seed", "split"] = Field(
+        "training",
+        description="training: only the final encoder's seed and draws (the synthetic pool is "
+        "shared, seed 002); seed: every seed (annotator, adapter, generation); split: every "
+        "seed and a fresh random split (repeated hold-out, in place of k folds)",
+    )
     bootstrap_resamples: int = Field(1000, ge=0, description="document resamples per run (0: off)")
     tiny_models: bool = Field(False, description="build tiny test models (CI and --quick only)")
     max_test_documents: int | None = Field(None, ge=1, description="cap on the test split")
+    max_corpus_documents: int | None = Field(
+        None, ge=4, description="a seeded sample of the gold corpus, before the split"
+    )
     overrides: dict[str, Any] = Field(default_factory=dict)
     defaults: dict[str, Any] = Field(default_factory=dict)
 

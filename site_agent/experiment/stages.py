@@ -27,6 +27,7 @@ from protocol.evaluation import EvaluationReport
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, write_corpus
 from site_agent.adapt import stage as adapt_stage
+from site_agent.adapt.settings import AdaptSettings
 from site_agent.annotate import stage as annotate_stage
 from site_agent.annotator import stage as annotator_stage
 from site_agent.audit import stage as audit_stage
@@ -40,7 +41,6 @@ from site_agent.pseudonymise import stage as pseudonymise_stage
 from site_agent.split import stage as split_stage
 from site_agent.train_synthetic.stage import synthetic_train_validation
 
-NO_ADAPTER = "no-adapter.json"
 FINAL_STAGES = frozenset({"evaluate-gold", "train-evaluate"})
 
 
@@ -49,7 +49,8 @@ class RunKnobs:
     """What the experiment adds to the site config for one run."""
 
     condition: Condition
-    seed: int
+    seed: int  # the final encoder's seed and the regime's draws
+    subset_seed: int  # the draw of the annotator's and the generator's shares
     bootstrap_resamples: int
     max_test_documents: int | None
 
@@ -72,8 +73,8 @@ def _subsets_stage(knobs: RunKnobs) -> Stage:
     def run(ctx: StageContext) -> StageOutput:
         real = read_corpus(ctx.inputs["split.train"])
         pseudonymised = read_corpus(ctx.inputs["pseudonymise.train"])
-        annotator = fraction_of(real, condition.annotator_fraction, knobs.seed)
-        adapt_share = fraction_of(real, condition.adapt_fraction, knobs.seed)
+        annotator = fraction_of(real, condition.annotator_fraction, knobs.subset_seed)
+        adapt_share = fraction_of(real, condition.adapt_fraction, knobs.subset_seed)
         adapt_ids = {d.id for d in adapt_share.documents}
         real_ids = {d.id for d in real.documents}
         # planted canaries are not real documents: they always stay in the adaptation text
@@ -96,11 +97,35 @@ def _subsets_stage(knobs: RunKnobs) -> Stage:
         settings=lambda _c: {
             "adapt_fraction": condition.adapt_fraction,
             "annotator_fraction": condition.annotator_fraction,
-            "seed": knobs.seed,
+            "seed": knobs.subset_seed,
         },
         inputs=("split.train", "pseudonymise.train"),
         description="the annotator's and the generator's shares of the training split",
     )
+
+
+def untrained_adapter(base_model: str, settings: AdaptSettings, out_dir: Path) -> Path:
+    """A LoRA adapter as initialised (B = 0, so B·A = 0): the generator with it samples
+    exactly as its base weights do. This is "no domain adaptation" (seed 000 Table 2, 0%)
+    without a second code path in generation."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from site_agent.adapt.targets import target_modules_for
+    from site_agent.models import resolve_model
+
+    model = AutoModelForCausalLM.from_pretrained(resolve_model(base_model, allow_fetch=True))
+    config = LoraConfig(
+        r=settings.lora_r,
+        lora_alpha=settings.lora_alpha,
+        lora_dropout=settings.lora_dropout,
+        target_modules=list(target_modules_for(model, settings.target_modules)),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    out = out_dir / "adapter"
+    get_peft_model(model, config).save_pretrained(str(out))
+    return out
 
 
 def _adapt_stage(knobs: RunKnobs) -> Stage:
@@ -109,40 +134,16 @@ def _adapt_stage(knobs: RunKnobs) -> Stage:
         return base
 
     def run(ctx: StageContext) -> StageOutput:
-        marker = ctx.stage_dir / NO_ADAPTER
-        atomic_write_text(marker, json.dumps({"adapted": False}) + "\n")
-        return StageOutput(artifacts={"adapter": marker}, summary={"adapted": False})
+        adapter = untrained_adapter(ctx.config.adapt.base_model, ctx.config.adapt, ctx.stage_dir)
+        return StageOutput(artifacts={"adapter": adapter}, summary={"adapted": False})
 
     return dataclasses.replace(
-        base, run=run, settings=lambda c: {**adapt_stage.STAGE.settings(c), "adapted": False}
+        base,
+        run=run,
+        inputs=(),
+        settings=lambda c: {**adapt_stage.STAGE.settings(c), "adapted": False},
+        description="no domain adaptation: an untrained (identity) LoRA adapter",
     )
-
-
-def _generate(ctx: StageContext) -> StageOutput:
-    adapter: Path | None = ctx.inputs["adapt.adapter"]
-    if adapter is not None and adapter.name == NO_ADAPTER:
-        adapter = None
-    config = ctx.config
-    corpus, prompts = generate_stage.run(
-        adapter,  # type: ignore[arg-type]  # generate_corpus samples the base model for None
-        read_corpus(ctx.inputs["split.validation"]),
-        len(read_corpus(ctx.inputs["split.train"])),
-        config.adapt.base_model,
-        config.generation,
-        ctx.stage_dir,
-        ctx.progress,
-    )
-    out = ctx.stage_dir / generate_stage.CORPUS_FILE
-    write_corpus(corpus, out)
-    return StageOutput(artifacts={"corpus": out}, summary={"prompts": prompts})
-
-
-GENERATE = dataclasses.replace(
-    generate_stage.STAGE,
-    run=_generate,
-    inputs=("adapt.adapter", "split.validation", "split.train"),
-    description="sample synthetic notes (amount x the whole training split)",
-)
 
 
 def _audit(ctx: StageContext) -> StageOutput:
@@ -218,7 +219,7 @@ def _train_stage(knobs: RunKnobs) -> Stage:
     condition = knobs.condition
 
     def run(ctx: StageContext) -> StageOutput:
-        settings = ctx.config.annotator.training
+        settings = ctx.config.annotator.training.model_copy(update={"seed": knobs.seed})
         synthetic = read_corpus(ctx.inputs["audit.corpus"])
         pools = Pools(
             real=read_corpus(ctx.inputs["subsets.annotator_train"]),
@@ -288,7 +289,7 @@ def experiment_stages(knobs: RunKnobs) -> tuple[Stage, ...]:
         _subsets_stage(knobs),
         rewired(annotator_stage.STAGE, {"split.train": "subsets.annotator_train"}),
         _adapt_stage(knobs),
-        GENERATE,
+        generate_stage.STAGE,
         annotate_stage.STAGE,
         AUDIT,
         _gold_stage(knobs),
