@@ -75,6 +75,8 @@ def run_config(
     """The site config of one run: the site.toml < experiment overrides < the condition's,
     then the repeat's seeds (each configured seed + repeat)."""
     dotted = {**spec.experiment.overrides, **run.condition.overrides}
+    if spec.experiment.tiny_models:  # --quick never loads real weights
+        dotted = {k: v for k, v in dotted.items() if not k.endswith(".base_model")}
     dotted["work_dir"] = str(work_dir)
     source = f"{site_path} (with run {run.run_id} of the experiment)"
     config = build_site_config(site, source=source, overrides=nest(dotted))

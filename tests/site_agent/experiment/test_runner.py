@@ -1,0 +1,161 @@
+"""The experiment runner end to end on tiny models (the quick site: the demo corpus).
+
+Reuse: runs that share stages compute them once (one store folder, records untouched).
+Resume: a finished run's ``result.json`` is kept and not run again; the rest continue.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from site_agent.experiment import load_experiment, parse_spec, plan_runs, run_experiment
+from site_agent.experiment.runner import RESULT_FILE
+from site_agent.pipeline.stage import read_record
+
+REPO = Path(__file__).resolve().parents[3]
+SITE = REPO / "examples" / "experiments" / "quick-site.toml"
+QUICK = REPO / "examples" / "experiments" / "quick.toml"
+SHARED = ("split", "pseudonymise", "subsets", "annotator", "adapt", "generate", "annotate")
+
+
+def small_spec(repeats: int = 2) -> dict[str, object]:
+    return {
+        "experiment": {
+            "name": "small",
+            "site": str(SITE),
+            "repeats": repeats,
+            "bootstrap_resamples": 20,
+            "tiny_models": True,
+            "defaults": {"synthetic_amount": 1.0},
+        },
+        "study": [
+            {"name": "regimes", "vary": {"regime": ["synthetic-only", "real-only"]}},
+            {
+                "name": "mix",
+                "set": {"regime": "augmentation"},
+                "vary": {"synthetic_fraction": [0.5]},
+            },
+        ],
+    }
+
+
+def results_of(out: Path) -> dict[str, dict[str, object]]:
+    return {
+        str(p.parent.relative_to(out / "runs")): json.loads(p.read_text())
+        for p in sorted((out / "runs").rglob(RESULT_FILE))
+    }
+
+
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    """The small experiment stopped after its first run, then run to the end."""
+    out = tmp_path_factory.mktemp("experiment")
+    spec = parse_spec(small_spec(), "small")
+    first = run_experiment(spec, SITE, out, max_runs=1)
+    assert [r.run_id for r in first] == ["regimes/00-r0"]
+    before = results_of(out)
+    records = {p: read_record(p.parent) for p in (out / "store").glob("*/*/stage.json")}
+    run_experiment(spec, SITE, out)
+    return out, {"before": before, "records": records}
+
+
+def test_every_planned_run_completes_with_utility_and_privacy(
+    interrupted: tuple[Path, dict[str, object]],
+) -> None:
+    out, _ = interrupted
+    results = results_of(out)
+    assert set(results) == {r.run_id for r in plan_runs(parse_spec(small_spec(), "small"))}
+    for result in results.values():
+        assert result["status"] == "completed", result["error"]
+        metrics = result["metrics"]
+        assert isinstance(metrics, dict)
+        for name in ("token_f1", "exact_f1", "overlap_f1", "leakage_rate", "gold_token_f1"):
+            assert 0.0 <= metrics[name] <= 1.0
+        assert {"sensitive_5gram_recall", "nearest_rouge_max", "audit_passed"} <= set(
+            result["privacy"]  # type: ignore[arg-type]
+        )
+    sizes = {k: v["training_set"] for k, v in results.items()}
+    assert sizes["regimes/00-r0"]["n_real"] == 0  # type: ignore[index]
+    assert sizes["regimes/01-r0"]["n_synthetic"] == 0  # type: ignore[index]
+    mixed = sizes["mix/00-r0"]
+    assert mixed["n_real"] == mixed["n_synthetic"] > 0  # type: ignore[index]
+
+
+def test_shared_stages_are_computed_once(interrupted: tuple[Path, dict[str, object]]) -> None:
+    out, _ = interrupted
+    results = results_of(out)
+    # repeats vary only the final training: everything upstream is one folder per stage
+    for stage in SHARED:
+        assert len(list((out / "store" / stage).iterdir())) == 1, stage
+    assert len(list((out / "store" / "train-evaluate").iterdir())) == len(results)
+    for run_id, result in results.items():
+        statuses = {s["name"]: s["status"] for s in result["stages"]}  # type: ignore[union-attr]
+        if run_id != "regimes/00-r0":
+            assert all(statuses[name] == "reused" for name in SHARED), (run_id, statuses)
+        assert statuses["train-evaluate"] == "ran"
+        work = out / "runs" / run_id / "work"
+        assert (work / "04-annotator").resolve() == next((out / "store" / "annotator").iterdir())
+
+
+def test_resume_keeps_the_finished_run_and_its_stages(
+    interrupted: tuple[Path, dict[str, object]],
+) -> None:
+    out, state = interrupted
+    before, records = state["before"], state["records"]
+    assert isinstance(before, dict) and isinstance(records, dict)
+    assert results_of(out)["regimes/00-r0"] == before["regimes/00-r0"]
+    for path, record in records.items():  # not one stage of the first run ran again
+        assert read_record(path.parent) == record, path
+
+
+def test_reports_summarise_each_condition_over_its_repeats(
+    interrupted: tuple[Path, dict[str, object]],
+) -> None:
+    out, _ = interrupted
+    report = json.loads((out / "experiment.json").read_text())
+    summaries = {(s["study"], s["condition_label"]): s for s in report["summaries"]}
+    assert len(summaries) == 3
+    for summary in summaries.values():
+        token = summary["metrics"]["token_f1"]
+        assert summary["n_runs"] == token["n"] == 2
+        assert token["mean"] == pytest.approx(sum(token["values"]) / 2)
+        assert token["low"] <= token["mean"] <= token["high"]
+    markdown = (out / "experiment.md").read_text()
+    assert "## regimes" in markdown and "## mix" in markdown and "± " in markdown
+    for study in ("regimes", "mix"):
+        assert (out / "plots" / f"{study}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_changed_setting_reruns_only_what_depends_on_it(
+    interrupted: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
+    out, _ = interrupted
+    data = small_spec(repeats=1)
+    data["study"] = [{"name": "regimes", "vary": {"regime": ["real-only"]}}]
+    data["experiment"]["overrides"] = {"annotator.training.learning_rate": 1e-3}  # type: ignore[index]
+    (result,) = run_experiment(parse_spec(data, "changed"), SITE, out)
+    statuses = {s["name"]: s["status"] for s in result.stages}
+    assert statuses["split"] == statuses["pseudonymise"] == statuses["adapt"] == "reused"
+    assert statuses["annotator"] == statuses["train-evaluate"] == "ran"
+
+
+def test_console_script_runs_the_quick_spec(tmp_path: Path) -> None:
+    spec, _ = load_experiment(QUICK)
+    done = subprocess.run(
+        ["site-agent", "experiment", "--quick", "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((tmp_path / "out" / "experiment.json").read_text())
+    assert len(report["runs"]) == len(plan_runs(spec))
+    assert {r["status"] for r in report["runs"]} == {"completed"}

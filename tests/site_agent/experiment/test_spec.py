@@ -1,0 +1,132 @@
+"""The experiment file: what a valid one expands to, and errors that name file, field and fix."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from site_agent.experiment import (
+    ExperimentSpecError,
+    load_experiment,
+    parse_spec,
+    plan_runs,
+)
+from site_agent.experiment.spec import nest
+
+REPO = Path(__file__).resolve().parents[3]
+QUICK = REPO / "examples" / "experiments" / "quick.toml"
+MEDDOCAN = REPO / "examples" / "experiments" / "meddocan.toml"
+
+
+def spec_data(**study: object) -> dict[str, object]:
+    return {
+        "experiment": {"name": "t", "site": "site.toml", "repeats": 2},
+        "study": [{"name": "s", **study}],
+    }
+
+
+def test_a_grid_expands_to_every_combination_times_repeats() -> None:
+    spec = parse_spec(
+        spec_data(
+            set={"regime": "augmentation"},
+            vary={"synthetic_fraction": [0.0, 0.5, 0.9], "generation.mode": ["a", "b"]},
+        ),
+        "x.toml",
+    )
+    runs = plan_runs(spec)
+    assert len(runs) == 3 * 2 * 2
+    assert {r.condition.overrides["generation.mode"] for r in runs} == {"a", "b"}
+    assert {r.condition.synthetic_fraction for r in runs} == {0.0, 0.5, 0.9}
+    assert len({r.run_id for r in runs}) == len(runs)
+
+
+def test_data_fraction_sets_both_shares_and_dotted_knobs_are_overrides() -> None:
+    spec = parse_spec(spec_data(vary={"data_fraction": [0.25]}, set={"adapt.max_steps": 3}), "x")
+    (condition,) = spec.study[0].expand({})
+    assert condition.adapt_fraction == condition.annotator_fraction == 0.25
+    assert condition.overrides == {"adapt.max_steps": 3}
+    assert nest({"a.b.c": 1, "a.d": 2}) == {"a": {"b": {"c": 1}, "d": 2}}
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (
+            {"experiment": {"name": "t", "site": "s.toml", "repets": 2}, "study": [{"name": "s"}]},
+            ["bad.toml: [experiment -> repets]", "unknown field; fix"],
+        ),
+        (
+            {"experiment": {"name": "t"}, "study": [{"name": "s"}]},
+            ["[experiment -> site]", "required field is missing; fix: add it"],
+        ),
+        (
+            spec_data(set={"regime": "fixed-n"}),
+            ["[study -> 0 (s)]", "regime 'fixed-n' needs real_fraction", "fix: set it"],
+        ),
+        (
+            spec_data(set={"regime": "compute-matched", "synthetic_fraction": 0.5}),
+            ["needs steps"],
+        ),
+        (spec_data(vary={"synthetic_fraction": []}), ["are empty; fix"]),
+        (spec_data(set={"synthetic_fraction": 1.0}), ["synthetic_fraction", "less than 1"]),
+        (spec_data(set={"regime": "mixed"}), ["regime", "synthetic-only"]),
+        (
+            {"experiment": {"name": "t", "site": "s"}, "study": [{"name": "a"}, {"name": "a"}]},
+            ["['a'] appear twice; fix"],
+        ),
+    ],
+)
+def test_bad_specs_name_file_field_and_fix(data: dict[str, object], expected: list[str]) -> None:
+    with pytest.raises(ExperimentSpecError) as caught:
+        parse_spec(data, "bad.toml")
+    for part in expected:
+        assert part in str(caught.value)
+
+
+def test_missing_file_bad_toml_and_missing_site(tmp_path: Path) -> None:
+    with pytest.raises(ExperimentSpecError, match="no such experiment file; fix"):
+        load_experiment(tmp_path / "nope.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[experiment\nname = 1\n", encoding="utf-8")
+    with pytest.raises(ExperimentSpecError, match="not valid TOML"):
+        load_experiment(broken)
+    lonely = tmp_path / "lonely.toml"
+    lonely.write_text(
+        '[experiment]\nname = "x"\nsite = "absent.toml"\n[[study]]\nname = "s"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ExperimentSpecError, match=r"\[experiment -> site\] .*absent.toml"):
+        load_experiment(lonely)
+
+
+@pytest.mark.parametrize("path", [QUICK, MEDDOCAN], ids=["quick", "meddocan"])
+def test_shipped_files_validate(path: Path) -> None:
+    spec, site = load_experiment(path)
+    assert site.is_file()
+    assert plan_runs(spec)
+    quick, _ = load_experiment(path, quick=True)
+    assert quick.experiment.tiny_models
+
+
+def test_console_script_exits_78_on_a_bad_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        f'[experiment]\nname = "x"\nsite = "{QUICK.parent / "quick-site.toml"}"\nrepets = 2\n'
+        '[[study]]\nname = "s"\n',
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        ["site-agent", "experiment", str(bad), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+    )
+    assert done.returncode == 78, done.stderr
+    assert "[experiment -> repets]" in done.stderr and "fix" in done.stderr
+    assert not (tmp_path / "out").exists()
