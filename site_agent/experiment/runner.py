@@ -152,7 +152,6 @@ class Experiment:
         if previous and previous.status == "completed" and previous.run_digest == digest:
             return previous, False
         stages = experiment_stages(knobs)
-        preflight(config)
         began = time.perf_counter()
         outcomes: list[StoredStage] = []
         fields: dict[str, Any] = {}
@@ -211,8 +210,8 @@ def run_experiment(
     if spec.experiment.tiny_models:
         experiment.site = with_tiny_models(experiment.site, site_path, out_dir / "tiny-models")
     planned = plan_runs(spec)
-    for run in planned:  # a bad override fails here, before hours of work
-        experiment.config_of(run)
+    for run in planned:  # a bad override or model name fails here, before hours of work
+        preflight(experiment.config_of(run))
     results: list[RunResult] = []
     ran = 0
     console.rule(f"[bold]experiment {spec.experiment.name}[/]: {len(planned)} runs")

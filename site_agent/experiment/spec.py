@@ -189,6 +189,10 @@ class ExperimentSpec(ProtocolModel):
         return self
 
 
+QUICK_DEFAULTS: dict[str, Any] = {"tiny_models": True, "repeats": 1, "bootstrap_resamples": 50}
+"""What ``--quick`` changes in any experiment file before its own ``[quick]`` table."""
+
+
 def nest(dotted: dict[str, Any]) -> dict[str, Any]:
     """``{"a.b": 1}`` -> ``{"a": {"b": 1}}`` (site.toml overrides as a partial config)."""
     out: dict[str, Any] = {}
@@ -219,7 +223,8 @@ def parse_spec(data: dict[str, Any], source: str) -> ExperimentSpec:
 def load_experiment(path: Path, quick: bool = False) -> tuple[ExperimentSpec, Path]:
     """The validated spec and the site.toml it names (resolved against the file's folder).
 
-    ``quick`` applies the file's ``[quick]`` table over ``[experiment]``.
+    ``quick`` shrinks any file (:data:`QUICK_DEFAULTS`), then applies its ``[quick]`` table
+    over ``[experiment]``.
     """
     if not path.is_file():
         raise ExperimentSpecError(
@@ -233,7 +238,7 @@ def load_experiment(path: Path, quick: bool = False) -> tuple[ExperimentSpec, Pa
         raise ExperimentSpecError(f"{path}: not valid TOML ({exc}); fix the syntax") from None
     if quick:
         table = data.get("experiment", {})
-        data = {**data, "experiment": {**table, **data.get("quick", {})}}
+        data = {**data, "experiment": {**table, **QUICK_DEFAULTS, **data.get("quick", {})}}
     spec = parse_spec(data, str(path))
     site = spec.experiment.site
     site = site if site.is_absolute() else (path.parent / site).resolve()

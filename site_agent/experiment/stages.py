@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -235,12 +236,14 @@ def _train_stage(knobs: RunKnobs) -> Stage:
             train, validation = synthetic_train_validation(built.corpus, settings.seed)
         else:
             train, validation = built.corpus, read_corpus(ctx.inputs["split.validation"])
-        trained = train_encoder(
-            train, validation, ctx.config.annotator.base_model, settings,
-            ctx.stage_dir / "model", ctx.progress,
-        )  # fmt: skip
-        test = test_split(ctx.inputs["split.test"], knobs)
-        report = evaluate_model(trained.model_dir, test, knobs, ctx.progress)
+        # the weights are not kept: the evaluation is the result (an e5-small copy is ~0.5 GB)
+        with tempfile.TemporaryDirectory(dir=ctx.stage_dir) as scratch:
+            trained = train_encoder(
+                train, validation, ctx.config.annotator.base_model, settings,
+                Path(scratch) / "model", ctx.progress,
+            )  # fmt: skip
+            test = test_split(ctx.inputs["split.test"], knobs)
+            report = evaluate_model(trained.model_dir, test, knobs, ctx.progress)
         out = ctx.stage_dir / "evaluation.json"
         atomic_write_text(out, report.model_dump_json(indent=2))
         sizes = {"n_train": len(built.corpus), "n_real": built.n_real}
@@ -248,11 +251,7 @@ def _train_stage(knobs: RunKnobs) -> Stage:
         sizes["synthetic_pool"] = len(synthetic)
         atomic_write_text(ctx.stage_dir / "training_set.json", json.dumps(sizes, indent=2))
         return StageOutput(
-            artifacts={
-                "evaluation": out,
-                "model": trained.model_dir,
-                "training_set": ctx.stage_dir / "training_set.json",
-            },
+            artifacts={"evaluation": out, "training_set": ctx.stage_dir / "training_set.json"},
             summary=sizes,
         )
 
