@@ -159,3 +159,29 @@ def test_console_script_runs_the_quick_spec(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "out" / "experiment.json").read_text())
     assert len(report["runs"]) == len(plan_runs(spec))
     assert {r["status"] for r in report["runs"]} == {"completed"}
+
+
+def test_a_failed_run_is_recorded_and_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from site_agent.experiment import stages
+
+    data = small_spec(repeats=1)
+    data["study"] = [{"name": "regimes", "vary": {"regime": ["real-only", "synthetic-only"]}}]
+    spec = parse_spec(data, "failing")
+    real_builder = stages.training_set
+
+    def broken_for_real_only(pools, condition):  # type: ignore[no-untyped-def]
+        if condition.regime == "real-only":
+            raise RuntimeError("disk full")
+        return real_builder(pools, condition)
+
+    monkeypatch.setattr(stages, "training_set", broken_for_real_only)
+    first = run_experiment(spec, SITE, tmp_path)
+    assert [r.status for r in first] == ["failed", "completed"]
+    assert first[0].error == "RuntimeError: disk full"
+    assert "## Failed runs" in (tmp_path / "experiment.md").read_text()
+    monkeypatch.setattr(stages, "training_set", real_builder)
+    second = run_experiment(spec, SITE, tmp_path)
+    assert [r.status for r in second] == ["completed", "completed"]
+    assert second[1] == first[1]  # the finished run was not run again
