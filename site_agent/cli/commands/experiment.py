@@ -18,13 +18,20 @@ def register(app: typer.Typer) -> None:
     def experiment(
         spec_file: Annotated[
             Path | None,
-            typer.Argument(help="Experiment file (TOML); with --quick and none: the quick one."),
+            typer.Argument(
+                help="Experiment file (TOML); none with --quick: examples/experiments/quick.toml.",
+                show_default=False,
+            ),
         ] = None,
         out: Annotated[
             Path | None, typer.Option(help="Output folder (default: runs/experiments/<name>).")
         ] = None,
         quick: Annotated[
-            bool, typer.Option("--quick", help="Apply the file's [quick] table (tiny models).")
+            bool,
+            typer.Option(
+                "--quick",
+                help="Shrink the run: tiny models, one repeat, then the file's quick table.",
+            ),
         ] = False,
         max_runs: Annotated[
             int | None, typer.Option(min=1, help="Stop after this many runs had to run.")
