@@ -23,17 +23,18 @@ from shared.metrics.repeats import RepeatSummary, summarise_repeats
 from site_agent.audit.rules import flatten
 from site_agent.pipeline.stage import StageRecord, artifact_path
 
-# privacy headline figures: the first audit figure (after filtering) matching each pattern
+# privacy headline figures: the first audit figure (after filtering) matching each pattern;
+# n-grams of the generator's tokens first (seed 000 Table 7), then of words
 PRIVACY_HEADLINES: dict[str, tuple[str, ...]] = {
     "sensitive_5gram_recall": (
-        r"ngram_recall\.words\.5\.sensitive_recall",
+        r"ngram_recall\.tokens\.5\.sensitive_recall",
         r"ngram_recall\.\w+\.5\.sensitive_recall",
-        r"ngram_recall\..*sensitive_recall",
     ),
-    "5gram_recall": (r"ngram_recall\.words\.5\.recall", r"ngram_recall\.\w+\.5\.recall"),
-    "nearest_rouge_max": (r"nearest_real\..*\.max",),
-    "nearest_rouge_mean": (r"nearest_real\..*\.mean",),
+    "5gram_recall": (r"ngram_recall\.tokens\.5\.recall", r"ngram_recall\.\w+\.5\.recall"),
+    "nearest_rouge_max": (r"nearest_real\.rouge_5\.max", r"nearest_real\.rouge_\d+\.max"),
+    "nearest_rouge_mean": (r"nearest_real\.rouge_5\.mean", r"nearest_real\.rouge_\d+\.mean"),
     "pii_echo_documents": (r"pii_echo\.identifying_documents",),
+    "canaries_found": (r"canaries\.found",),
 }
 
 
