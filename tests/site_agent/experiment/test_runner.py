@@ -145,7 +145,7 @@ def test_a_changed_setting_reruns_only_what_depends_on_it(
 
 
 def test_console_script_runs_the_quick_spec(tmp_path: Path) -> None:
-    spec, _ = load_experiment(QUICK)
+    spec, _ = load_experiment(QUICK, quick=True)
     done = subprocess.run(
         ["site-agent", "experiment", "--quick", "--out", str(tmp_path / "out")],
         capture_output=True,

@@ -1,0 +1,134 @@
+"""How long an experiment file will take on CPU, before running it: a table per stage.
+
+    python benchmarks/experiment_estimate.py examples/experiments/meddocan.toml
+    python benchmarks/experiment_estimate.py FILE.toml --slowdown 6.7   # a busy machine
+
+Counts the work each distinct stage does (stages that runs share are counted once, as the
+content-addressed store computes them once) and prices it with unit costs measured on an idle
+2-core CPU (README benchmarks): multilingual-e5-small fine-tuning 544 s/epoch over MEDDOCAN
+train (1,886 chunks of 128 words), Gemma 3 270M LoRA 5.82 s/step (batch 4 x 256 tokens) and
+165 generated tokens/s. Chunks per note and the split sizes come from the site's corpus.
+Sharing is worked out from the knobs each stage depends on, the way the store's keys are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from shared.corpus_io import read_corpus
+from site_agent.config import SiteConfig, SiteConfigError
+from site_agent.experiment import load_experiment, plan_runs
+from site_agent.experiment.runner import Experiment, PlannedRun, corpus_sample
+
+TRAIN_S_PER_CHUNK = 544 / 1886  # e5-small, one training pass over one 128-word chunk
+INFER_S_PER_CHUNK = TRAIN_S_PER_CHUNK / 3  # forward only
+SYNTHETIC_CHUNK = 0.5  # a <=96-token synthetic note costs about half a full 128-word chunk
+LOAD_S = 15.0  # load the encoder, save its weights
+ADAPT_S_PER_STEP = 5.82 * 1.0  # Gemma 3 270M, batch 4 x 256 tokens
+GENERATE_TOK_PER_S = 165.0
+
+
+def knob(run: PlannedRun, config: SiteConfig, *prefixes: str) -> tuple[Any, ...]:
+    """The run's site.toml overrides under ``prefixes``, as a hashable key."""
+    return tuple(
+        sorted((k, str(v)) for k, v in run.condition.overrides.items() if k.startswith(prefixes))
+    )
+
+
+def estimate(path: Path, slowdown: float) -> Table:
+    spec, site_path = load_experiment(path)
+    out = Path("/tmp/experiment-estimate")
+    experiment = Experiment(spec, site_path, out, Console(stderr=True))
+    if spec.experiment.max_corpus_documents:
+        experiment.site = {
+            **experiment.site,
+            "corpus": corpus_sample(experiment.site, site_path, out, spec.experiment),
+        }
+    runs = plan_runs(spec)
+    first = experiment.config_of(runs[0])
+    gold = read_corpus(first.corpus.path, first.corpus.format)
+    words = [len(d.text.split()) for d in gold.documents]
+    per_note = sum(math.ceil(w / 128) for w in words) / len(words)
+    n = len(gold)
+    n_test = round(n * first.split.test_fraction)
+    n_train = n - n_test - round(n * first.split.validation_fraction)
+    work: dict[str, dict[tuple[Any, ...], float]] = defaultdict(dict)
+    invalid = 0
+    for run in runs:
+        config_invalid = False
+        try:
+            config = experiment.config_of(run)
+        except SiteConfigError:
+            config_invalid = True  # e.g. a generation mode this checkout lacks: priced as default
+            invalid += 1
+            plain = run.condition.model_copy(update={"overrides": {}})
+            config = experiment.config_of(dataclasses.replace(run, condition=plain))
+        c = run.condition
+        epochs = config.annotator.training.epochs
+        rep = run.repeat if spec.experiment.repeat_by != "training" else 0
+        extra = knob(run, config, "") if config_invalid else ()
+        annotator = (c.annotator_fraction, rep, config.annotator.model_dump_json())
+        work["annotator"][annotator] = (
+            LOAD_S + c.annotator_fraction * n_train * per_note * epochs * TRAIN_S_PER_CHUNK
+        )
+        work["evaluate-gold"][annotator] = LOAD_S + n_test * per_note * INFER_S_PER_CHUNK
+        adapt = (c.adapt_fraction, rep, config.adapt.model_dump_json(), extra)
+        steps = config.adapt.max_steps or 100
+        work["adapt"][adapt] = LOAD_S + (steps * ADAPT_S_PER_STEP if c.adapt_fraction else 0.0)
+        generated = (config.generation.amount or 1.0) * n_train
+        generate = (*adapt, config.generation.model_dump_json())
+        tokens = generated * (config.generation.max_new_tokens or 128)
+        work["generate"][generate] = LOAD_S + tokens / GENERATE_TOK_PER_S
+        annotate = (*generate, annotator)
+        work["annotate"][annotate] = LOAD_S + generated * SYNTHETIC_CHUNK * INFER_S_PER_CHUNK
+        real = c.annotator_fraction * n_train
+        syn = {
+            "synthetic-only": min(generated, c.synthetic_amount * n_train),
+            "real-only": 0.0,
+            "augmentation": min(
+                generated, (c.synthetic_fraction or 0) / (1 - (c.synthetic_fraction or 0)) * real
+            ),
+            "fixed-n": (1 - (c.real_fraction or 1)) * real,
+        }.get(c.regime, 0.0)
+        real = {"synthetic-only": 0.0, "fixed-n": (c.real_fraction or 1) * real}.get(c.regime, real)
+        chunks = real * per_note + syn * SYNTHETIC_CHUNK
+        if c.regime == "compute-matched":
+            chunks = (c.steps or 1) * config.annotator.training.batch_size / epochs
+        train = LOAD_S + chunks * epochs * TRAIN_S_PER_CHUNK + n_test * per_note * INFER_S_PER_CHUNK
+        work["train-evaluate"][(*annotate, c.model_dump_json(), run.repeat)] = train
+    table = Table(
+        title=f"{path.name}: {len(runs)} runs, {n_train} train notes, {per_note:.2f} chunks/note"
+    )
+    for column in ("stage", "distinct", "hours (idle 2-core CPU)", f"hours x{slowdown}"):
+        table.add_column(column)
+    total = 0.0
+    for stage, items in work.items():
+        seconds = sum(items.values())
+        total += seconds
+        table.add_row(
+            stage, str(len(items)), f"{seconds / 3600:.2f}", f"{seconds * slowdown / 3600:.2f}"
+        )
+    table.add_row("total", "", f"{total / 3600:.2f}", f"{total * slowdown / 3600:.2f}")
+    if invalid:
+        table.caption = f"{invalid} runs do not validate here; priced without their overrides"
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("spec", type=Path)
+    parser.add_argument("--slowdown", type=float, default=1.0, help="busy-machine factor")
+    args = parser.parse_args()
+    Console().print(estimate(args.spec, args.slowdown))
+
+
+if __name__ == "__main__":
+    main()
