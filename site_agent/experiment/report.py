@@ -42,6 +42,13 @@ def show(summary: RepeatSummary | None, interval: bool = True) -> str:
     return text
 
 
+def count(summary: RepeatSummary | None) -> str:
+    """A document count: whole when every repeat drew the same, else its mean."""
+    if summary is None:
+        return "n/a"
+    return f"{summary.mean:.0f}" if summary.sd == 0 else f"{summary.mean:.1f}"
+
+
 def _knob(condition: dict[str, object], name: str) -> str:
     overrides = condition.get("overrides", {})
     value = overrides.get(name) if isinstance(overrides, dict) and "." in name else None
@@ -63,16 +70,18 @@ def study_table(study: Study, rows: Sequence[ConditionSummary]) -> list[str]:
         ]
         cells.append(f"{row.n_runs - row.n_failed}/{row.n_runs}")
         cells += [show(row.metrics.get(name), name in dict(UTILITY_COLUMNS)) for name, _ in columns]
-        cells += [show(row.metrics.get(name), False) for name, _ in SIZE_COLUMNS]
+        cells += [count(row.metrics.get(name)) for name, _ in SIZE_COLUMNS]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
-def per_label_table(rows: Sequence[ConditionSummary]) -> list[str]:
+def per_label_table(study: Study, rows: Sequence[ConditionSummary]) -> list[str]:
     labels = sorted({label for row in rows for label in row.per_label})
     if not labels:
         return []
-    header = ["label", *(f"#{i}" for i in range(len(rows)))]
+    knob = (study.varied() or ["condition"])[0]
+    names = [r.condition_label if knob == "condition" else _knob(r.condition, knob) for r in rows]
+    header = ["label", *(f"{knob}={name}" for name in names)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label in labels:
         cells = [label]
@@ -104,9 +113,9 @@ def render_markdown(
         rows = [s for s in summaries if s.study == study.name]
         lines += ["", f"## {study.name}: {study.title}" if study.title else f"## {study.name}"]
         lines += ["", *study_table(study, rows)]
-        labels = per_label_table(rows)
+        labels = per_label_table(study, rows)
         if labels:
-            lines += ["", "Overlap recall per label (mean over repeats; columns: rows above):"]
+            lines += ["", "Overlap recall per label (mean over repeats):"]
             lines += ["", *labels]
         lines += ["", f"![{study.name}](plots/{study.name}.png)"]
     if failed:
