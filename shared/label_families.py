@@ -8,14 +8,17 @@ A label resolves by exact name first (case-insensitive: ``NOMBRE_SUJETO_ASISTENC
 ``PTName``, ``PER``), then by the first family whose keyword occurs in it (``..._TELEFONO``,
 ``LOCATION_HOSPITAL``). Families are listed most specific first, so a hospital that is also a
 location is a care site, and ``ID_TITULACION_PERSONAL_SANITARIO`` is an identifier, not a
-person. Labels that match nothing (``OTROS_SUJETO_ASISTENCIA``, ``MISC``) have no family.
+person. Persons are two families: ``name`` and ``relative`` (MEDDOCAN's
+``FAMILIARES_SUJETO_ASISTENCIA`` marks names and relation words such as "madre", which
+pseudonymisation keeps). Labels that match nothing (``OTROS_SUJETO_ASISTENCIA``, ``MISC``)
+have no family.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-PERSON_FAMILY = "name"
+PERSON_FAMILIES = frozenset({"name", "relative"})  # relatives: names or words ("madre")
 
 
 @dataclass(frozen=True)
@@ -77,11 +80,15 @@ LABEL_FAMILIES: tuple[LabelFamily, ...] = (
     ),
     _family("profession", ("PROFESION", "PROFESSION", "OCCUPATION"), ("PROFES", "OCCUP")),
     _family(
-        PERSON_FAMILY,
+        "relative",
+        ("FAMILIARES_SUJETO_ASISTENCIA", "RELATIVEPROXYNAME", "RELATIVE", "FAMILY"),
+        ("FAMILIAR", "RELATIVE", "PROXY"),
+    ),
+    _family(
+        "name",
         (
             "NOMBRE_SUJETO_ASISTENCIA",
             "NOMBRE_PERSONAL_SANITARIO",
-            "FAMILIARES_SUJETO_ASISTENCIA",
             "PER",
             "PERSON",
             "NAME",
@@ -89,9 +96,8 @@ LABEL_FAMILIES: tuple[LabelFamily, ...] = (
             "DOCTOR",
             "HCPNAME",
             "PTNAME",
-            "RELATIVEPROXYNAME",
         ),
-        ("NOMBRE", "NAME", "PERSON", "PATIENT", "DOCTOR", "FAMILIAR", "RELATIVE", "PROXY"),
+        ("NOMBRE", "NAME", "PERSON", "PATIENT", "DOCTOR"),
     ),
 )
 
@@ -110,4 +116,4 @@ def label_family(label: str) -> str | None:
 
 def is_person_label(label: str) -> bool:
     """Whether ``label`` names persons (patients, staff, relatives)."""
-    return label_family(label) == PERSON_FAMILY
+    return label_family(label) in PERSON_FAMILIES

@@ -25,9 +25,21 @@ _CARE_WORDS = (
     " instituto institución fundación foundation complejo sanatorio ambulatorio consultorio"
     " residencia nursing home rehab rehabilitation care unit unidad regional county community"
     " children's childrens infantil materno policlínico primary atención primaria st st. saint"
-    " san santa sant de del of the and y for & inc llc"
+    " san santa sant inc llc ltd gmbh sa sl corp co facultad faculty universidad school"
+    " escuela servicio service department departamento laboratorio laboratory lab labs"
+    " diagnostic diagnostics scientific ciencias sciences planta floor ward"
 )
-CARE_WORDS = frozenset(_CARE_WORDS.split())
+# joining words of names: kept wherever they stand
+_FUNCTION_WORDS = "de del la las los el y e i d' d´ of the and for & von van der"
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
+CARE_WORDS = frozenset(_CARE_WORDS.split()) | FUNCTION_WORDS | TITLES
+_STREET_WORDS = (
+    "calle c/ c avenida avda av avenido paseo plaza pza carretera ctra camino ronda travesía"
+    " rambla vía via km piso puerta bajo street st road rd avenue ave lane ln drive boulevard"
+    " blvd way court ct place pl apt suite unit floor north south east west n s e w dcha dch"
+    " drcha izda izq s/n sn bis esc escalera portal bloque planta local esquina"
+)
+STREET_WORDS = frozenset(_STREET_WORDS.split()) | FUNCTION_WORDS
 
 
 @register_family("email")
@@ -95,7 +107,9 @@ def country(surface: str, note: NoteContext) -> str:
 
 @register_family("street")
 def street(surface: str, note: NoteContext) -> str:
-    return str(note.fake.street_address())
+    """Street-kind words (``Calle``, ``c/``, ``Avenue``) stay, numbers get fresh digits, the
+    names change: ``c/ del Abedul 5-7, 2º dcha`` keeps its layout."""
+    return _map_words(surface, lambda core, i: _proper_word(core, note, STREET_WORDS))
 
 
 @register_family("place")
@@ -110,21 +124,38 @@ def place(surface: str, note: NoteContext) -> str:
 def care_site(surface: str, note: NoteContext) -> str:
     """Kind words stay (``Hospital``, ``Medical Center``, ``St.``); the proper names change.
 
-    Lower-case function words (``de``, ``of``) stay too; a name without any kind word becomes
-    surnames of as many words (``Mercy`` -> ``Kennedy``), never a city.
+    Joining words (``de``, ``of``) and titles stay too, numbers get fresh digits; a name without any
+    kind word becomes surnames of as many words (``Mercy`` -> ``Kennedy``), never a city.
     """
-    return _map_words(surface, lambda core, i: _care_word(core, note))
+    return _map_words(surface, lambda core, i: _proper_word(core, note, CARE_WORDS))
 
 
-def _care_word(core: str, note: NoteContext) -> str:
-    if core.lower() in CARE_WORDS and (core.islower() or core.lower() not in {"de", "of"}):
+def _proper_word(core: str, note: NoteContext, kind_words: frozenset[str]) -> str:
+    """Digits are redrawn, kind and joining words stay, letters (``5 B``) get another
+    letter, every other word (``Getafe``, ``pez``) becomes a surname.
+
+    A name made only of kind words ("Facultad de Ciencias de la Salud") names no one and
+    stays as it is."""
+    if any(c.isdigit() for c in core):
+        return re.sub(r"\d", lambda _: note.rng.choice("0123456789"), core)
+    if core.lower() in kind_words:
         return core
+    if len(core) == 1:
+        return note.rng.choice("ABCDEFGHIJKLMNOPRSTV")
     return _remembered(core, note, first=False)
 
 
 @register_family("profession")
 def profession(surface: str, note: NoteContext) -> str:
     return str(note.fake.job()).lower() if surface[:1].islower() else str(note.fake.job())
+
+
+@register_family("relative")
+def relative(surface: str, note: NoteContext) -> str:
+    """Relation words (``madre``, ``primo materno``) stay; relatives' names change as names."""
+    if not any(c.isupper() for c in surface):
+        return surface
+    return name(surface, note)
 
 
 @register_family("name")

@@ -32,8 +32,8 @@ def document_seed(seed: int, doc_id: str) -> int:
 
 
 MONTH_FIRST_LOCALES = frozenset({"en_US", "en_PH", "es_US"})
-# families whose provider may keep a surface on purpose (sex; times and date words)
-MAY_KEEP = frozenset({"sex", "date"})
+# families whose provider may keep a surface on purpose (sex; date words; relation words)
+MAY_KEEP = frozenset({"sex", "date", "relative"})
 
 
 def _draw(label: str, surface: str, note: NoteContext) -> str:

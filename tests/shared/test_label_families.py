@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
     [
         ("HCPName", "name"),
         ("PTName", "name"),
-        ("RelativeProxyName", "name"),
+        ("RelativeProxyName", "relative"),
+        ("FAMILIARES_SUJETO_ASISTENCIA", "relative"),
         ("PATIENT", "name"),
         ("DOCTOR", "name"),
         ("First_Name", "name"),
@@ -51,15 +52,15 @@ REPO = Path(__file__).resolve().parents[2]
 def test_labels_resolve_to_one_family(label: str, family: str | None) -> None:
     assert label_family(label) == family
     assert family_for(label).name == (family or "shape")
-    assert is_person_label(label) is (family == "name")
+    assert is_person_label(label) is (family in {"name", "relative"})
 
 
 def test_every_meddocan_label_has_the_family_of_its_coarse_class() -> None:
-    coarse_family = {"PER": "name", "ORG": "care_site", "TIME": "date"}
     mapping = load_label_mapping("meddocan_coarse")
     for label, coarse in mapping.mapping.items():
-        if coarse in coarse_family:
-            assert label_family(label) == coarse_family[coarse], label
+        assert is_person_label(label) is (coarse == "PER"), label
+        if coarse in {"ORG", "TIME"}:
+            assert label_family(label) == {"ORG": "care_site", "TIME": "date"}[coarse], label
         if coarse == "ID":
             assert label_family(label) in {"id", "phone", "email"}, label
         if coarse == "LOC":
