@@ -90,6 +90,15 @@ class AuditRecord(ProtocolModel):
     rules_failed: tuple[str, ...] = ()
 
 
+class QualityOverride(ProtocolModel):
+    """A degenerate synthetic corpus exported anyway: what the export checks found, and the
+    site's reason for sending it (``[export] accept_degenerate``). Recorded in the signed
+    manifest so that the coordinator and every reader of the bundle see it."""
+
+    findings: tuple[str, ...] = Field(min_length=1)
+    reason: str = Field(min_length=1)
+
+
 class ExportManifest(ProtocolModel):
     """``manifest.json`` of an export bundle; ``manifest.json.sig`` holds its Ed25519 signature."""
 
@@ -105,6 +114,7 @@ class ExportManifest(ProtocolModel):
     audit: AuditRecord
     trained_on_corpus_sha256: str = ""  # file SHA-256 the encoder/site report were trained on
     signer_key_id: str = ""
+    quality_override: QualityOverride | None = None  # set only when a degenerate corpus left
 
     @model_validator(mode="after")
     def _names_are_unique(self) -> ExportManifest:

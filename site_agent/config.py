@@ -126,6 +126,8 @@ PROFILES: dict[str, dict[str, Any]] = {
             "max_new_tokens": 60,
             "max_documents": 42,
         },
+        # tiny models may annotate few spans or learn nothing: a smoke run says so and exports
+        "export": {"accept_degenerate": "demo profile: tiny smoke-run models, not for use"},
     },
 }
 

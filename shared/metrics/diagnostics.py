@@ -4,15 +4,14 @@ Length (words by whitespace, characters), spans per document, label distribution
 of PII-bearing documents, PII-bearing documents without a person label, within-document
 identifier repetition, and lexical diversity.
 
-Person labels are configurable; by default a label is a person label when one of its parts
-(split at ``_``, ``-``, ``.`` or spaces) is PER, PERSON, NAME or NOMBRE, so
-``NOMBRE_SUJETO_ASISTENCIA`` and ``First_Name`` are person labels but
+Person labels are configurable; by default they are the labels of the ``name`` family in
+``shared/label_families.py`` (the table pseudonymisation also reads), so
+``NOMBRE_SUJETO_ASISTENCIA``, ``First_Name`` and i2b2's ``HCPName`` are person labels but
 ``ID_TITULACION_PERSONAL_SANITARIO`` is not.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -20,15 +19,9 @@ import numpy as np
 
 from protocol import Corpus, Document
 from protocol.evaluation import CorpusDiagnostics, Distribution, LabelDiagnostics
+from shared.label_families import is_person_label
 from shared.metrics.diversity import lexical_diversity
 from shared.metrics.scores import ratio
-
-PERSON_PARTS = frozenset({"PER", "PERSON", "NAME", "NOMBRE"})
-
-
-def is_person_label(label: str) -> bool:
-    """Default heuristic: some part of the label names a person."""
-    return any(part in PERSON_PARTS for part in re.split(r"[_\-.\s]+", label.upper()))
 
 
 def distribution(values: Sequence[float]) -> Distribution:

@@ -25,7 +25,8 @@ EXPLANATIONS = {
     "exact_duplicate_real": "same normalised word sequence as a real training document",
     "near_duplicate_real": "near-duplicate (shingle Jaccard >= threshold) of a real document",
     "canary": "contains a planted canary identifier",
-    "pii_echo": "contains an identifying gold PII string of the real corpus",
+    "pii_echo": "contains an identifying PII string: a real gold string of the training "
+    "corpus, or a surrogate of the pseudonymised training text (see PII echo for which)",
     "sensitive_ngram": "shares a PII-overlapping n-gram with the real corpus",
     "rouge_recall": "reproduces too much of one real document (max ROUGE-N recall)",
     "exact_duplicate_synthetic": "same normalised word sequence as an earlier kept document",

@@ -21,7 +21,11 @@ Short and common surfaces need care, or every document would be dropped:
   postal codes, dates and phrases such as "dos días" are counted, not dropped.
 
 Extra surfaces are always identifying. Only identifying echoes drop a document. Counts are
-reported per label, never the strings.
+reported per label, never the strings, and apart by origin: a *gold* surface is a real PII
+string of the training corpus (a real identity leaked); an extra surface that is not also a
+gold string is a *surrogate* (in the pipeline: the fake PII the generator saw in its
+pseudonymised training text, so an echo shows memorisation of training text, not a real
+identity; with ``site-agent audit --extra-pii``: the strings given there).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from site_agent.audit.registry import register_measure
 from site_agent.audit.surfaces import SurfaceMatcher, has_words, surface_keys
 
 EXTRA_LABEL = "EXTRA"
+GOLD, SURROGATE = "gold", "surrogate"
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,7 @@ class Surface:
     raw: str
     label: str
     identifying: bool
+    origin: str = GOLD  # GOLD: a real PII string of the training corpus; else SURROGATE
 
 
 _SEPARATORS = re.compile(r"[\W_]+")
@@ -135,7 +141,11 @@ def collect_surfaces(
         if has_words(key):
             known = surfaces.get(key)
             surfaces[key] = Surface(
-                normalise_surface(raw), raw, known.label if known else label, True
+                normalise_surface(raw),
+                raw,
+                known.label if known else label,
+                True,
+                GOLD if known else SURROGATE,
             )
     return list(surfaces.values())
 
@@ -148,9 +158,12 @@ class PiiEchoResult:
     n_docs: int
     settings: PiiEchoSettings
 
-    def identifying_docs(self) -> np.ndarray:
+    def identifying_docs(self, origin: str | None = None) -> np.ndarray:
+        """Documents with an identifying echo (of surfaces of ``origin`` only, when given)."""
         flagged = np.zeros(self.n_docs, dtype=bool)
-        identifying = np.array([s.identifying for s in self.surfaces], dtype=bool)
+        identifying = np.array(
+            [s.identifying and origin in (None, s.origin) for s in self.surfaces], dtype=bool
+        )
         if len(self.match_keys):
             flagged[self.match_docs[identifying[self.match_keys]]] = True
         return flagged
@@ -187,6 +200,11 @@ class PiiEchoResult:
             "max_document_fraction": self.settings.max_document_fraction,
             "documents_with_any": len(np.unique(docs)),
             "identifying_documents": int((self.identifying_docs() & kept).sum()),
+            "identifying_documents_gold": int((self.identifying_docs(GOLD) & kept).sum()),
+            "identifying_documents_surrogate_only": int(
+                (self.identifying_docs(SURROGATE) & ~self.identifying_docs(GOLD) & kept).sum()
+            ),
+            "surrogate_surfaces": sum(s.origin == SURROGATE for s in self.surfaces),
             "identifying_occurrences": int(ident.sum()),
             "by_label": by_label,
         }

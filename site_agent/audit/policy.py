@@ -166,7 +166,8 @@ DEFAULT_RULES: tuple[PolicyRule, ...] = (
         metric="pii_echo.identifying_documents",
         comparison="==",
         threshold=0.0,
-        description="no synthetic document contains an identifying gold PII string",
+        description="no synthetic document contains an identifying PII string (a real gold "
+        "string or a surrogate the generator saw)",
     ),
     PolicyRule(
         name="max_rouge5_recall",

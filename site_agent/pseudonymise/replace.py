@@ -1,9 +1,9 @@
 """Surrogate mode: every gold PII span becomes a realistic surrogate of the same label.
 
 Within one document the same (kind, surface) always gets the same surrogate, so a patient
-keeps one name throughout a note, and every numeric date moves by one per-note shift, so
-intervals between dates stay true. Spans are re-offset exactly: in the new document
-``text[span.start:span.end]`` is the surrogate.
+keeps one name throughout a note, and every date moves by one per-note shift, so intervals
+between dates stay true. Surrogates keep the original's format and letter case. Spans are
+re-offset exactly: in the new document ``text[span.start:span.end]`` is the surrogate.
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ from faker import Faker
 
 from protocol import Document, Span
 from site_agent.pseudonymise.records import SurrogateRecord
-from site_agent.pseudonymise.surrogates import NoteContext, family_for, shape_preserving
+from site_agent.pseudonymise.surrogates import (
+    NoteContext,
+    family_for,
+    same_case,
+    shape_preserving,
+)
 
 _RETRIES = 5
 MIN_SHIFT_DAYS, MAX_SHIFT_DAYS = 30, 3 * 365
@@ -26,14 +31,32 @@ def document_seed(seed: int, doc_id: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{doc_id}".encode()).digest()[:8], "big")
 
 
+MONTH_FIRST_LOCALES = frozenset({"en_US", "en_PH", "es_US"})
+# families whose provider may keep a surface on purpose (sex; date words; relation words)
+MAY_KEEP = frozenset({"sex", "date", "relative"})
+
+
 def _draw(label: str, surface: str, note: NoteContext) -> str:
     family = family_for(label)
     candidate = surface
     for _ in range(_RETRIES):
-        candidate = family.provider(surface, note)
-        if candidate.strip() and (candidate != surface or family.name == "sex"):
+        candidate = same_case(surface, family.provider(surface, note))
+        if candidate.strip() and (candidate != surface or family.name in MAY_KEEP):
             return candidate
     return candidate if candidate.strip() else shape_preserving(surface, note)
+
+
+def note_context(fake: Faker, rng: random.Random) -> NoteContext:
+    """The per-note draws: date and age shifts; date order and month names from the locale."""
+    locale = str(fake.locales[0]) if fake.locales else "es_ES"
+    return NoteContext(
+        fake=fake,
+        rng=rng,
+        date_shift_days=rng.choice((-1, 1)) * rng.randint(MIN_SHIFT_DAYS, MAX_SHIFT_DAYS),
+        age_shift_years=rng.choice((-2, -1, 1, 2)),
+        month_first=locale in MONTH_FIRST_LOCALES,
+        language=locale.split("_")[0],
+    )
 
 
 def surrogate_document(
@@ -42,9 +65,7 @@ def surrogate_document(
     """The document with every span replaced, and the original -> surrogate pairs used."""
     rng = random.Random(document_seed(seed, doc.id))
     fake.seed_instance(document_seed(seed + 1, doc.id))
-    shift = rng.choice((-1, 1)) * rng.randint(MIN_SHIFT_DAYS, MAX_SHIFT_DAYS)
-    age_shift = rng.choice((-2, -1, 1, 2))
-    note = NoteContext(fake=fake, rng=rng, date_shift_days=shift, age_shift_years=age_shift)
+    note = note_context(fake, rng)
     chosen: dict[tuple[str, str], str] = {}
     records: list[SurrogateRecord] = []
     pieces: list[str] = []

@@ -17,7 +17,12 @@ class PseudonymiseSettings(ProtocolModel):
         description="surrogate: realistic same-label replacements; filter: drop sentences "
         "with PII; none: pass through",
     )
-    locale: str = Field("es_ES", description="Faker locale of the surrogates")
+    locale: str = Field(
+        "es_ES",
+        description="Faker locale of the surrogates (names, places, companies); also the date "
+        "order of ambiguous dates: en_US reads 7/22 as month/day. Month names are kept in "
+        "the note's language. `site-agent init --language/--locale` writes it",
+    )
     seed: int = Field(13, description="seed of the surrogates and of canary planting")
     filter_labels: tuple[str, ...] = Field(
         (), description="with mode = filter: only these labels drop a sentence (empty: all)"

@@ -1,9 +1,10 @@
 """Which surrogate provider replaces which label: a registry, not an if/elif chain.
 
-A provider turns one original surface into a realistic surrogate of the same kind. Labels
-resolve to a provider by exact name first (``NOMBRE_SUJETO_ASISTENCIA``, ``PER``), then by a
-keyword in the label (``..._TELEFONO``, ``PHONE``), and otherwise to the shape-preserving
-fallback, which keeps punctuation and layout but replaces every digit and letter.
+A provider turns one original surface into a realistic surrogate of the same kind and shape.
+Labels resolve to a family through the shared label-family table (``shared.label_families``,
+also read by ``validate``'s person-label check); labels of no family, or of a family without a
+provider, get the shape-preserving fallback, which keeps punctuation and layout but replaces
+every digit and letter.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import random
 import string
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from faker import Faker
+
+from shared.label_families import label_family
 
 
 @dataclass(frozen=True)
@@ -22,13 +25,19 @@ class NoteContext:
 
     Every date in a note moves by the same ``date_shift_days`` so that intervals (admission
     to discharge) stay true while the dates change; every age moves by ``age_shift_years``,
-    small enough that ages still fit the note's story.
+    small enough that ages still fit the note's story. Dates keep their format; which of two
+    small numbers is the month follows ``month_first`` (US notes), month names stay in
+    ``language``. ``name_words`` remembers each real name word's surrogate, so ``John Smith``
+    and a later ``Mr. Smith`` keep one surname.
     """
 
     fake: Faker
     rng: random.Random
     date_shift_days: int
     age_shift_years: int = 0
+    month_first: bool = False
+    language: str = "es"
+    name_words: dict[str, str] = field(default_factory=dict)
 
 
 Provider = Callable[[str, NoteContext], str]
@@ -36,31 +45,20 @@ Provider = Callable[[str, NoteContext], str]
 
 @dataclass(frozen=True)
 class SurrogateFamily:
-    """One kind of PII (names, dates, phones...) and the labels that belong to it."""
+    """One kind of PII (names, dates, phones...) and the provider that replaces it."""
 
     name: str
     provider: Provider
-    labels: frozenset[str]
-    keywords: tuple[str, ...]
 
 
-_FAMILIES: list[SurrogateFamily] = []
+_PROVIDERS: dict[str, Provider] = {}
 
 
-def register_family(
-    name: str, labels: tuple[str, ...] = (), keywords: tuple[str, ...] = ()
-) -> Callable[[Provider], Provider]:
-    """Decorator: register ``provider`` for the given exact labels and label keywords."""
+def register_family(name: str) -> Callable[[Provider], Provider]:
+    """Decorator: ``provider`` replaces the labels of family ``name`` (shared.label_families)."""
 
     def add(provider: Provider) -> Provider:
-        _FAMILIES.append(
-            SurrogateFamily(
-                name=name,
-                provider=provider,
-                labels=frozenset(label.upper() for label in labels),
-                keywords=tuple(k.upper() for k in keywords),
-            )
-        )
+        _PROVIDERS[name] = provider
         return provider
 
     return add
@@ -81,27 +79,33 @@ def shape_preserving(surface: str, note: NoteContext) -> str:
     return "".join(out)
 
 
-FALLBACK = SurrogateFamily("shape", shape_preserving, frozenset(), ())
+def same_case(original: str, surrogate: str) -> str:
+    """``surrogate`` in the letter case of ``original``: upper stays upper, lower stays lower."""
+    letters = [c for c in original if c.isalpha()]
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        return surrogate.upper()
+    if letters and all(c.islower() for c in letters):
+        return surrogate.lower()
+    return surrogate
+
+
+FALLBACK = SurrogateFamily("shape", shape_preserving)
 
 
 def family_for(label: str) -> SurrogateFamily:
-    """The family that owns ``label``: exact label, then first matching keyword, then shape."""
+    """The family of ``label`` in the shared label-family table; unknown labels keep shape."""
     _ensure_providers()
-    key = label.upper()
-    for family in _FAMILIES:
-        if key in family.labels:
-            return family
-    for family in _FAMILIES:
-        if any(word in key for word in family.keywords):
-            return family
-    return FALLBACK
+    name = label_family(label)
+    if name is None or name not in _PROVIDERS:
+        return FALLBACK
+    return SurrogateFamily(name, _PROVIDERS[name])
 
 
 def families() -> tuple[SurrogateFamily, ...]:
     _ensure_providers()
-    return tuple(_FAMILIES)
+    return tuple(SurrogateFamily(name, provider) for name, provider in _PROVIDERS.items())
 
 
 def _ensure_providers() -> None:
-    if not _FAMILIES:
+    if not _PROVIDERS:
         from site_agent.pseudonymise import providers  # noqa: F401  (registers on import)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from site_agent.cli.site_setup import initialise_site
+from site_agent.cli.site_setup import corpus_language, initialise_site
 
 
 def register(app: typer.Typer) -> None:
@@ -22,12 +22,28 @@ def register(app: typer.Typer) -> None:
         corpus: Annotated[
             Path, typer.Option("--corpus", help="Gold corpus path written into site.toml.")
         ] = Path("data/train.jsonl"),
+        language: Annotated[
+            str | None,
+            typer.Option(
+                "--language",
+                help="Corpus language code (en, es, sv...); default es, or the --locale's.",
+            ),
+        ] = None,
+        locale: Annotated[
+            str | None,
+            typer.Option(
+                "--locale",
+                help="Faker locale of the surrogates (en_US, es_ES...); default follows "
+                "--language. en_US also reads 7/22 as month/day.",
+            ),
+        ] = None,
         force: Annotated[
             bool, typer.Option("--force", help="Replace an existing key and site.toml.")
         ] = False,
     ) -> None:
         """Create the signing key that signs export bundles, and a site.toml to edit."""
-        created = initialise_site(site_id, keys_dir, config, corpus, force=force)
+        chosen = corpus_language(language, locale)
+        created = initialise_site(site_id, keys_dir, config, corpus, force=force, language=chosen)
         console = Console()
         console.print(f"signing key id [bold]{created.key_id}[/]")
         console.print(f"private key {created.private_key} (keep it on this machine)", markup=False)
@@ -35,3 +51,4 @@ def register(app: typer.Typer) -> None:
             f"public key  {created.public_key} (give it to the coordinator)", markup=False
         )
         console.print(f"site config {created.config}", markup=False)
+        console.print(f"language {chosen.language}, surrogate locale {chosen.locale}", markup=False)

