@@ -28,7 +28,7 @@ UTILITY_COLUMNS = (
 PRIVACY_COLUMNS = (
     ("sensitive_5gram_recall", "sens. 5-gram recall"),
     ("nearest_rouge_max", "nearest ROUGE max"),
-    ("pii_echo_documents", "PII echo docs"),
+    ("pii_echo_documents", "gold PII echo docs"),
 )
 SIZE_COLUMNS = (("n_real", "real"), ("n_synthetic", "synthetic"))
 

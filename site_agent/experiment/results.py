@@ -33,7 +33,11 @@ PRIVACY_HEADLINES: dict[str, tuple[str, ...]] = {
     "5gram_recall": (r"ngram_recall\.tokens\.5\.recall", r"ngram_recall\.\w+\.5\.recall"),
     "nearest_rouge_max": (r"nearest_real\.rouge_5\.max", r"nearest_real\.rouge_\d+\.max"),
     "nearest_rouge_mean": (r"nearest_real\.rouge_5\.mean", r"nearest_real\.rouge_\d+\.mean"),
-    "pii_echo_documents": (r"pii_echo\.identifying_documents",),
+    # echoes of real gold strings, not of the pipeline's own surrogates, where the audit tells
+    "pii_echo_documents": (
+        r"pii_echo\.identifying_documents_gold",
+        r"pii_echo\.identifying_documents",
+    ),
     "canaries_found": (r"canaries\.found",),
 }
 

@@ -32,7 +32,9 @@ def test_figures_after_filtering_generator_tokens_before_words() -> None:
                     },
                 },
                 "nearest_real": {"after": {"rouge_3": {"max": 0.8}, "rouge_5": {"max": 0.5}}},
-                "pii_echo": {"after": {"identifying_documents": 2}},
+                "pii_echo": {
+                    "after": {"identifying_documents": 2, "identifying_documents_gold": 1}
+                },
             },
             passed=False,
         )
@@ -43,7 +45,7 @@ def test_figures_after_filtering_generator_tokens_before_words() -> None:
         "sensitive_5gram_recall": 0.1,
         "5gram_recall": 0.4,
         "nearest_rouge_max": 0.5,
-        "pii_echo_documents": 2.0,
+        "pii_echo_documents": 1.0,  # real gold strings echoed, not surrogates
     }
 
 
@@ -53,3 +55,5 @@ def test_words_stand_in_when_the_generator_tokens_were_not_counted() -> None:
     )
     assert figures["sensitive_5gram_recall"] == 0.25
     assert "nearest_rouge_max" not in figures
+    older = privacy_figures(report({"pii_echo": {"after": {"identifying_documents": 3}}}))
+    assert older["pii_echo_documents"] == 3.0
