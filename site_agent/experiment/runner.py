@@ -38,6 +38,7 @@ REPEAT_SEEDS: dict[str, tuple[str, ...]] = {
     "training": (),
     "seed": ("annotator.training.seed", "adapt.seed", "generation.seed"),
     "split": ("annotator.training.seed", "adapt.seed", "generation.seed", "split.seed"),
+    "fold": (),
 }
 
 
@@ -95,6 +96,7 @@ def knobs_of(spec: ExperimentSpec, run: PlannedRun, config: SiteConfig) -> RunKn
         subset_seed=subset_seed,
         bootstrap_resamples=spec.experiment.bootstrap_resamples,
         max_test_documents=spec.experiment.max_test_documents,
+        fold=(run.repeat, spec.experiment.repeats) if spec.experiment.repeat_by == "fold" else None,
     )
 
 

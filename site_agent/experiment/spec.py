@@ -5,7 +5,7 @@
 name = "meddocan"
 site = "meddocan-site.toml"        # relative to this file
 repeats = 3
-repeat_by = "training"             # training | seed | split (see ExperimentSettings)
+repeat_by = "training"             # training | seed | split | fold (see ExperimentSettings)
 [experiment.overrides]             # dotted site.toml keys, for every run
 "annotator.training.epochs" = 2
 
@@ -155,11 +155,12 @@ class ExperimentSettings(ProtocolModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     site: Path = Field(description="site.toml, relative to the experiment file")
     repeats: int = Field(1, ge=1, le=20)
-    repeat_by: Literal["training", "seed", "split"] = Field(
+    repeat_by: Literal["training", "seed", "split", "fold"] = Field(
         "training",
         description="training: only the final encoder's seed and draws (the synthetic pool is "
         "shared, seed 002); seed: every seed (annotator, adapter, generation); split: every "
-        "seed and a fresh random split (repeated hold-out, in place of k folds)",
+        "seed and a fresh random split; fold: k-fold cross-validation with k = repeats over "
+        "the training and test notes (the validation notes stay; seed 000)",
     )
     bootstrap_resamples: int = Field(1000, ge=0, description="document resamples per run (0: off)")
     tiny_models: bool = Field(False, description="build tiny test models (CI and --quick only)")

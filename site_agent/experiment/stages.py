@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ class RunKnobs:
     subset_seed: int  # the draw of the annotator's and the generator's shares
     bootstrap_resamples: int
     max_test_documents: int | None
+    fold: tuple[int, int] | None = None  # (this fold, k) under k-fold cross-validation
 
 
 def rewired(stage: Stage, renames: dict[str, str]) -> Stage:
@@ -280,10 +282,49 @@ def _train_stage(knobs: RunKnobs) -> Stage:
     )
 
 
+def fold_of(train: Corpus, test: Corpus, fold: int, k: int, seed: int) -> tuple[Corpus, Corpus]:
+    """Fold ``fold`` of ``k`` over the training and test notes together: a seeded
+    permutation cut into k near-equal parts; the part is the test split, the rest trains."""
+    pool = [*train.documents, *test.documents]
+    order = list(range(len(pool)))
+    random.Random(seed).shuffle(order)
+    held = {order[i] for i in range(fold, len(order), k)}
+    labels = tuple(sorted(set(train.labels) | set(test.labels)))
+    kept = tuple(d for i, d in enumerate(pool) if i not in held)
+    out = tuple(d for i, d in enumerate(pool) if i in held)
+    return Corpus(documents=kept, labels=labels), Corpus(documents=out, labels=labels)
+
+
+def _folds_stage(fold: int, k: int) -> Stage:
+    def run(ctx: StageContext) -> StageOutput:
+        train, test = fold_of(
+            read_corpus(ctx.inputs["split.train"]),
+            read_corpus(ctx.inputs["split.test"]),
+            fold,
+            k,
+            ctx.config.split.seed,
+        )
+        paths = {"train": ctx.stage_dir / "train.jsonl", "test": ctx.stage_dir / "test.jsonl"}
+        write_corpus(train, paths["train"])
+        write_corpus(test, paths["test"])
+        return StageOutput(artifacts=dict(paths), summary={"train": len(train), "test": len(test)})
+
+    return Stage(
+        name="folds",
+        run=run,
+        settings=lambda c: {"fold": fold, "k": k, "seed": c.split.seed},
+        inputs=("split.train", "split.test"),
+        description=f"fold {fold + 1} of {k}: its test notes, the rest to train",
+    )
+
+
+FOLD_INPUTS = {"split.train": "folds.train", "split.test": "folds.test"}
+
+
 def experiment_stages(knobs: RunKnobs) -> tuple[Stage, ...]:
-    """The stages of one run, in order (checked like the site pipeline's registry)."""
-    stages = (
-        split_stage.STAGE,
+    """The stages of one run, in order (checked like the site pipeline's registry); under
+    k-fold cross-validation every stage reads the fold's splits instead of the site's."""
+    stages: tuple[Stage, ...] = (
         pseudonymise_stage.STAGE,
         _subsets_stage(knobs),
         rewired(annotator_stage.STAGE, {"split.train": "subsets.annotator_train"}),
@@ -294,7 +335,16 @@ def experiment_stages(knobs: RunKnobs) -> tuple[Stage, ...]:
         _gold_stage(knobs),
         _train_stage(knobs),
     )
-    check_registry(stages, final=FINAL_STAGES)
+    final = FINAL_STAGES
+    if knobs.fold is not None:
+        renamed = []
+        for stage in stages:
+            renames = {old: new for old, new in FOLD_INPUTS.items() if old in stage.inputs}
+            renamed.append(rewired(stage, renames) if renames else stage)
+        stages = (_folds_stage(*knobs.fold), *renamed)
+        final = final | {"folds"}  # it re-partitions train and test; only it reads the site's
+    stages = (split_stage.STAGE, *stages)
+    check_registry(stages, final=final)
     return stages
 
 

@@ -185,3 +185,24 @@ def test_a_failed_run_is_recorded_and_retried(
     second = run_experiment(spec, SITE, tmp_path)
     assert [r.status for r in second] == ["completed", "completed"]
     assert second[1] == first[1]  # the finished run was not run again
+
+
+def test_k_fold_runs_test_on_disjoint_folds(tmp_path: Path) -> None:
+    from protocol import Corpus
+    from shared.corpus_io import read_corpus
+
+    data = small_spec(repeats=2)
+    data["experiment"]["repeat_by"] = "fold"  # type: ignore[index]
+    data["study"] = [{"name": "cv", "vary": {"regime": ["real-only"]}}]
+    results = run_experiment(parse_spec(data, "folds"), SITE, tmp_path)
+    assert [r.status for r in results] == ["completed", "completed"]
+    tests: list[Corpus] = []
+    for result in results:
+        work = tmp_path / "runs" / result.run_id / "work"
+        tests.append(read_corpus(work / "02-folds" / "test.jsonl"))
+        statuses = {s["name"]: s["status"] for s in result.stages}
+        assert list(statuses)[:2] == ["split", "folds"]
+    first, second = ({d.id for d in t.documents} for t in tests)
+    assert first and second and not first & second
+    n_test = [r.metrics for r in results]
+    assert all(0.0 <= m["token_f1"] <= 1.0 for m in n_test)

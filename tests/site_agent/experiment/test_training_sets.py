@@ -69,3 +69,18 @@ def test_fractions_are_nested_and_keep_document_order() -> None:
     )
     assert len(fraction_of(real, 0.001, 7)) == 1
     assert math.isclose(len(fraction_of(real, 1.0, 7)), 40)
+
+
+def test_k_folds_partition_train_and_test_into_disjoint_test_sets() -> None:
+    from site_agent.experiment.stages import fold_of
+
+    train, test = corpus("a", 17), corpus("b", 6)
+    folds = [fold_of(train, test, f, 5, seed=13) for f in range(5)]
+    tests = [{d.id for d in held.documents} for _, held in folds]
+    everything = {d.id for d in (*train.documents, *test.documents)}
+    assert set().union(*tests) == everything
+    assert sum(len(t) for t in tests) == 23 and {len(t) for t in tests} <= {4, 5}
+    for (kept, _), ids in zip(folds, tests, strict=True):
+        assert {d.id for d in kept.documents} == everything - ids
+    again = fold_of(train, test, 2, 5, seed=13)[1]
+    assert {d.id for d in again.documents} == tests[2]  # seeded
