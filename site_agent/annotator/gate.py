@@ -43,8 +43,10 @@ def label_lines(
 
 
 def confusion_line(metrics: AnnotatorMetrics) -> str:
-    """Gold prefix -> predicted prefix word counts, e.g. ``B->O 120``."""
-    cells = [f"{g}->{p} {n}" for g, row in metrics.confusion.items() for p, n in row.items()]
+    """Gold prefix -> predicted prefix word counts, e.g. ``B->O 120`` (empty cells left out)."""
+    cells = [
+        f"{g}->{p} {n}" for g, row in metrics.confusion.items() for p, n in row.items() if n
+    ]
     return "B/I/O confusion (gold->predicted words): " + ", ".join(cells)
 
 

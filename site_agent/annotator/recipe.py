@@ -133,10 +133,12 @@ def resolve_recipe(stats: PhiStatistics, settings: AnnotatorSettings) -> Trainin
     epochs = settings.epochs
     budget = f"{settings.epochs} epochs of {steps_per_epoch} steps"
     if epochs * steps_per_epoch < settings.min_steps:
-        epochs = min(settings.max_epochs, -(-settings.min_steps // steps_per_epoch))
+        wanted = -(-settings.min_steps // steps_per_epoch)
+        epochs = min(settings.max_epochs, wanted)
+        capped = f" (capped by max_epochs = {settings.max_epochs})" if wanted > epochs else ""
         budget = (
             f"{settings.epochs} epochs would give {settings.epochs * steps_per_epoch} optimiser "
-            f"steps (< min_steps = {settings.min_steps}): {epochs} epochs"
+            f"steps (< min_steps = {settings.min_steps}): {epochs} epochs{capped}"
         )
     stop = f"early stop after {settings.patience} epochs without a better validation F1"
     return TrainingRecipe(
