@@ -194,9 +194,53 @@ def run_sparse(backbone: str, args: argparse.Namespace, work: Path) -> list[dict
     return rows
 
 
-def print_table(
-    rows: list[dict[str, Any]], columns: tuple[tuple[str, str], ...] = COLUMNS
-) -> None:
+ENGLISH_COLUMNS = (
+    ("backbone", "{}"),
+    ("epochs", "{}"),
+    ("dev_token_f1", "{:.3f}"),
+    ("test_token_f1", "{:.3f}"),
+    ("test_word_f1", "{:.3f}"),
+    ("exact_f1", "{:.3f}"),
+    ("train_s", "{:.0f}"),
+)
+
+
+def _english(n: int, seed: int, keep_names: bool) -> Corpus:
+    """``n`` English demo-generator notes; ``keep_names`` False keeps notes whose patient's
+    first name is in the second half of the name list (names unseen in training)."""
+    from site_agent.demo.make_demo_corpus import FIRST, build_corpus
+
+    rows = build_corpus(4 * n, seed)
+    unseen = set(FIRST[len(FIRST) // 2 :])
+
+    def patient_first_name(row: dict[str, Any]) -> str:
+        span = next(s for s in row["spans"] if s["label"] == "PER")
+        return str(row["text"][span["start"] : span["end"]].split()[0])
+
+    kept = [r for r in rows if (patient_first_name(r) in unseen) != keep_names][:n]
+    return Corpus.model_validate({"documents": kept})
+
+
+def run_english(backbone: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Default recipe on English demo-generator notes; test notes name unseen patients."""
+    from site_agent.annotator import machine_annotate, train_annotator
+
+    settings = AnnotatorSettings(num_threads=args.num_threads)
+    train, dev = _english(args.english, 11, True), _english(args.english // 2, 12, True)
+    test = _english(args.english, 13, False)
+    result = train_annotator(train, dev, backbone, settings, work / "english", _report)
+    record, best = result.record, result.best_metrics
+    predicted = machine_annotate(result.model_dir, test, args.eval_batch_size, _report)
+    return {
+        "backbone": backbone,
+        "epochs": f"{len(record.epochs)}/{record.recipe.epochs if record.recipe else '?'}",
+        "dev_token_f1": best.entity_f1 if best else float("nan"),
+        **_test_scores(test, predicted),
+        "train_s": record.timings["train_seconds"] + record.timings["eval_seconds"],
+    }
+
+
+def print_table(rows: list[dict[str, Any]], columns: tuple[tuple[str, str], ...] = COLUMNS) -> None:
     cells = [[name for name, _ in columns]]
     cells += [[fmt.format(row[name]) for name, fmt in columns] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
@@ -225,8 +269,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
                         help="bfloat16 autocast (auto: where the hardware has it)")  # fmt: skip
     parser.add_argument("--work", type=Path, default=None, help="where models are written")
+    parser.add_argument("--english", type=int, default=None, metavar="N",
+                        help="English check: N demo-generator notes, default recipe")  # fmt: skip
     parser.add_argument("--sparse", type=int, default=None, metavar="N",
-                        help="dense vs sparse-PHI corpus of N PHI pieces, default recipe")  # fmt: skip
+                        help="dense vs sparse PHI, N PHI pieces, default recipe")  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -235,6 +281,10 @@ def main(argv: list[str] | None = None) -> None:
     if not (args.data / "train.jsonl").exists():
         sys.exit(f"MEDDOCAN not found in {args.data}; fix: pass --data FOLDER")
     work = args.work or Path(tempfile.mkdtemp(prefix="annotator-bench-"))
+    if args.english is not None:
+        rows = [run_english(b, args, work / b.replace("/", "_")) for b in args.backbones]
+        print_table(rows, ENGLISH_COLUMNS)
+        return
     if args.sparse is not None:
         rows = [r for b in args.backbones for r in run_sparse(b, args, work / b.replace("/", "_"))]
         print_table(rows, SPARSE_COLUMNS)

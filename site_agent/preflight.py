@@ -62,8 +62,7 @@ def preflight_lines(report: PreflightReport) -> list[str]:
         f"{recipe.phi_chunk_share:.0%} of {recipe.chunks} training chunks hold PHI",
         f"note length (words): median {words.median:.0f}, quartiles {words.q1:.0f}-"
         f"{words.q3:.0f}, range {words.minimum:.0f}-{words.maximum:.0f}",
-        "mentions per label: "
-        + ", ".join(f"{label} {n}" for label, n in report.mentions.items()),
+        "mentions per label: " + ", ".join(f"{label} {n}" for label, n in report.mentions.items()),
     ]
     if report.rare_labels:
         policy = (

@@ -74,7 +74,7 @@ def _rare_misses(
         return None
     return Diagnosis(
         f"most missed words belong to labels with too few training mentions ({', '.join(rare)})",
-        "leave them out of the gate with [annotator] rare_labels = \"exclude\", map them to a "
+        'leave them out of the gate with [annotator] rare_labels = "exclude", map them to a '
         "more frequent label in the corpus, or add gold notes that hold them",
     )
 
@@ -136,8 +136,9 @@ def training_notes(record: AnnotatorRecord, name: str) -> list[str]:
     if recipe is not None and recipe.sparse:
         notes.append(f"{name}: sparse PHI - {corpus_line(recipe)}")
     if record.stopped_early:
+        planned = recipe.epochs if recipe else "?"
         notes.append(
-            f"{name}: stopped early after {len(record.epochs)} of {recipe.epochs if recipe else '?'}"
-            f" epochs (validation F1 no longer improved; best epoch {record.best_epoch})"
+            f"{name}: stopped early after {len(record.epochs)} of {planned} epochs "
+            f"(validation F1 no longer improved; best epoch {record.best_epoch})"
         )
     return notes

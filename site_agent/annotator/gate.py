@@ -36,17 +36,13 @@ def label_lines(
             continue
         note = "  (rare: not gated)" if label in excluded else ""
         trained = f", {mentions[label]} training mentions" if label in mentions else ""
-        lines.append(
-            f"{label}: recall {score.recall:.2f} of {score.support} words{trained}{note}"
-        )
+        lines.append(f"{label}: recall {score.recall:.2f} of {score.support} words{trained}{note}")
     return lines
 
 
 def confusion_line(metrics: AnnotatorMetrics) -> str:
     """Gold prefix -> predicted prefix word counts, e.g. ``B->O 120`` (empty cells left out)."""
-    cells = [
-        f"{g}->{p} {n}" for g, row in metrics.confusion.items() for p, n in row.items() if n
-    ]
+    cells = [f"{g}->{p} {n}" for g, row in metrics.confusion.items() for p, n in row.items() if n]
     return "B/I/O confusion (gold->predicted words): " + ", ".join(cells)
 
 
@@ -60,9 +56,9 @@ def check_annotator_quality(
     """Raise :class:`QualityGateError` when validation recall is below ``min_recall``.
 
     Recall is the token-level recall (words inside gold entities that were found with the right
-    label) over every label, or all but the ``rare`` ones with ``exclude_rare``. Synthetic notes annotated
-    by a low-recall model would carry unlabelled PII, so the pipeline stops here rather than
-    exporting them. A missing validation score only passes when the gate is off
+    label) over every label, or all but the ``rare`` ones with ``exclude_rare``. Synthetic notes
+    annotated by a low-recall model would carry unlabelled PII, so the pipeline stops here
+    rather than exporting them. A missing validation score only passes when the gate is off
     (``min_recall <= 0``). ``record`` (the model's ``annotator.json``) lets the message say
     why: PHI density, sampling, steps, stall restarts.
     """

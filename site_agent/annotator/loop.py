@@ -14,8 +14,8 @@ from typing import Any
 
 import torch
 
-from site_agent.annotator.decoding import DECODERS
 from shared.ner_tokens import IGNORE
+from site_agent.annotator.decoding import DECODERS
 from site_agent.annotator.features import EncodedChunk, collate, length_grouped_batches
 
 Progress = Callable[[str, int, int], None]

@@ -103,7 +103,7 @@ def _entity_weight(
 ) -> tuple[float, str]:
     if settings.entity_weight is not None:
         return settings.entity_weight, f"entity_weight = {settings.entity_weight:g} set"
-    free_words = stats.words - stats.phi_chunk_words
+    free_words: float = stats.words - stats.phi_chunk_words
     if ratio is not None:
         free_words = ratio * stats.phi_chunks * stats.mean_phi_free_chunk_words
     seen = stats.phi_chunk_words + free_words

@@ -9,9 +9,8 @@ seqeval's entity-level scores on the same tag sequences. Span-level scores come 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
-
 from collections import Counter
+from collections.abc import Sequence
 
 from protocol.annotator import AnnotatorMetrics, LabelScore
 from shared.ner_tokens import OUTSIDE

@@ -11,10 +11,9 @@ import pytest
 import torch
 
 from protocol import Corpus
-from shared.ner_tokens import IGNORE
+from shared.ner_tokens import IGNORE, TextChunk
 from site_agent.annotator.features import EncodedChunk
 from site_agent.annotator.sampling import EpochSampler, holds_phi, tag_weights
-from shared.ner_tokens import TextChunk
 from tests.site_agent.annotator.conftest import FAST, synthetic_corpus
 from tests.site_agent.annotator.test_recipe import _free_note
 
