@@ -37,6 +37,9 @@ from site_agent.annotator.validate import ValidationSet, validation_metrics
 from site_agent.models.identity import model_identity
 
 RECORD_FILE = "annotator.json"
+HEAD_PREFIX = "classifier."
+"""Parameters of the new token-classification head (``*ForTokenClassification.classifier``)."""
+HEAD_LR_SCALE = 10.0
 
 
 def idle_cores() -> int:
@@ -79,14 +82,21 @@ def _freeze(model: Any, settings: AnnotatorSettings) -> Any:
 
 
 def _optimiser(model: Any, settings: AnnotatorSettings, steps: int) -> tuple[Any, Any]:
-    """AdamW (no decay on biases and norms) with linear warm-up then linear decay to zero."""
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in trainable if p.ndim > 1]
-    flat = [p for p in trainable if p.ndim <= 1]
-    groups = [
-        {"params": decay, "weight_decay": settings.weight_decay},
-        {"params": flat, "weight_decay": 0.0},
-    ]
+    """AdamW (no decay on biases and norms; the new head at its own rate) with linear warm-up
+    then linear decay to zero."""
+    head_lr = settings.head_learning_rate or HEAD_LR_SCALE * settings.learning_rate
+    groups = []
+    for is_head in (False, True):
+        params = [
+            p for name, p in model.named_parameters()
+            if p.requires_grad and name.startswith(HEAD_PREFIX) == is_head
+        ]  # fmt: skip
+        lr = head_lr if is_head else settings.learning_rate
+        groups += [
+            {"params": [p for p in params if p.ndim > 1], "weight_decay": settings.weight_decay,
+             "lr": lr},
+            {"params": [p for p in params if p.ndim <= 1], "weight_decay": 0.0, "lr": lr},
+        ]  # fmt: skip
     optimizer = torch.optim.AdamW(groups, lr=settings.learning_rate)
     warmup = int(steps * settings.warmup_ratio)
 
@@ -241,7 +251,8 @@ def _fit(
         if best is None or score > best[0]:
             state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
             best = (score, epoch, state)
-        if _no_progress(best[0], epoch - best[1], settings.patience, metrics is not None):
+        done = epoch * steps // recipe.epochs >= settings.min_steps
+        if done and _no_progress(best[0], epoch - best[1], settings.patience, metrics is not None):
             break
     assert best is not None
     if best[1] != epochs[-1].epoch:
@@ -252,8 +263,8 @@ def _fit(
 def _no_progress(best_f1: float, epochs_since_best: int, patience: int, scored: bool) -> bool:
     """Early stop: validation F1 has not improved for ``patience`` epochs after finding something.
 
-    A run that has not yet found any entity keeps going: under sparse PHI a model often
-    predicts only ``O`` for a while before it starts to tag.
+    Called once ``min_steps`` are done. A run that has not yet found any entity keeps going:
+    under sparse PHI a model often predicts only ``O`` for a while before it starts to tag.
     """
     return scored and patience > 0 and best_f1 > 0 and epochs_since_best >= patience
 
