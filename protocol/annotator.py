@@ -54,7 +54,8 @@ class AnnotatorSettings(ProtocolModel):
     many epochs without a better validation F1, once some entity was found and ``min_steps``
     are done (0: off). The token-classification head is new (randomly initialised) while the
     encoder is pre-trained; at the encoder's 1e-4 the head alone needed more than 100 steps
-    to leave "O" on 32-word MEDDOCAN pieces, so it learns at ``head_learning_rate``.
+    to leave "O" on 32-word MEDDOCAN pieces, so a new head (not in the checkpoint) learns at
+    ``head_learning_rate``; a head that comes with the model (FedAvg rounds) at the encoder's.
     """
 
     epochs: int = Field(6, ge=1, description="passes over the training chunks")

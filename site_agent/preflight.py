@@ -3,7 +3,8 @@
 Shown by ``site-agent validate`` and as the first lines of ``site-agent synthesize``, before
 any model trains: PHI density, share of notes without PHI, mentions per label (naming the
 labels too rare to learn), note lengths, and the training recipe that these statistics
-select (``site_agent.annotator.recipe``). Light on purpose: no torch, no tokenizer.
+select (``site_agent.annotator.recipe``). Light on purpose: no torch, no tokenizer. (The
+pipeline's own ``site_agent.pipeline.preflight`` checks model names; this one, the corpus.)
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,16 +60,21 @@ def configure_torch(settings: AnnotatorSettings) -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def _load_model(backbone: Path | str, tags: list[str]) -> Any:
+def _load_model(backbone: Path | str, tags: list[str]) -> tuple[Any, bool]:
+    """The token classifier and whether its head is new (not in the checkpoint, or resized)."""
     from transformers import AutoModelForTokenClassification
 
-    return AutoModelForTokenClassification.from_pretrained(
+    model, info = AutoModelForTokenClassification.from_pretrained(
         backbone,
         num_labels=len(tags),
         id2label=dict(enumerate(tags)),
         label2id={t: i for i, t in enumerate(tags)},
         ignore_mismatched_sizes=True,
+        output_loading_info=True,
     )
+    mismatched = [k if isinstance(k, str) else k[0] for k in info.get("mismatched_keys", ())]
+    fresh = [*info.get("missing_keys", ()), *mismatched]
+    return model, any(str(key).startswith(HEAD_PREFIX) for key in fresh)
 
 
 def _freeze(model: Any, settings: AnnotatorSettings) -> Any:
@@ -81,10 +87,14 @@ def _freeze(model: Any, settings: AnnotatorSettings) -> Any:
     return model
 
 
-def _optimiser(model: Any, settings: AnnotatorSettings, steps: int) -> tuple[Any, Any]:
-    """AdamW (no decay on biases and norms; the new head at its own rate) with linear warm-up
+def _optimiser(
+    model: Any, settings: AnnotatorSettings, steps: int, new_head: bool = False
+) -> tuple[Any, Any]:
+    """AdamW (no decay on biases and norms; a new head at its own rate) with linear warm-up
     then linear decay to zero."""
-    head_lr = settings.head_learning_rate or HEAD_LR_SCALE * settings.learning_rate
+    head_lr = settings.learning_rate
+    if new_head:
+        head_lr = settings.head_learning_rate or HEAD_LR_SCALE * settings.learning_rate
     groups = []
     for is_head in (False, True):
         params = [
@@ -151,9 +161,11 @@ def train_annotator(
     restarts = 0
     while True:  # seed 000, App. A: a run stalled on predicting only "O" is started again
         torch.manual_seed(settings.seed + restarts)
-        model = _freeze(_load_model(backbone, tags), settings).to(device)
+        model, new_head = _load_model(backbone, tags)
+        model = _freeze(model, settings).to(device)
         run = settings.model_copy(update={"seed": settings.seed + restarts})
-        epochs, best_epoch = _fit(model, train_chunks, val, tags, run, recipe, pad, progress)
+        fit = _Fit(recipe, pad, new_head)
+        epochs, best_epoch = _fit(model, train_chunks, val, tags, run, fit, progress)
         if not stalled(epochs, best_epoch) or restarts >= settings.stall_restarts:
             break
         restarts += 1
@@ -206,22 +218,31 @@ def stalled(epochs: list[EpochRecord], best_epoch: int) -> bool:
     return metrics is not None and metrics.support > 0 and metrics.recall == 0.0
 
 
+@dataclass(frozen=True)
+class _Fit:
+    """What one training run needs besides the settings: recipe, pad id, whether the head is new."""
+
+    recipe: TrainingRecipe
+    pad: int
+    new_head: bool
+
+
 def _fit(
     model: Any,
     train_chunks: list[EncodedChunk],
     validation: ValidationSet | None,
     tags: list[str],
     settings: AnnotatorSettings,
-    recipe: TrainingRecipe,
-    pad: int,
+    fit: _Fit,
     progress: Progress | None,
 ) -> tuple[list[EpochRecord], int]:
     """Train for ``recipe.epochs`` (fewer when validation F1 stops improving); leave the best
     epoch's weights in ``model``."""
+    recipe, pad = fit.recipe, fit.pad
     rng = random.Random(settings.seed)
     sampler = EpochSampler(train_chunks, recipe.phi_free_per_phi)
     steps = recipe.epochs * -(-sampler.per_epoch // settings.batch_size)
-    optimizer, scheduler = _optimiser(model, settings, steps)
+    optimizer, scheduler = _optimiser(model, settings, steps, fit.new_head)
     device = next(model.parameters()).device
     bf16 = resolve_bf16(settings.bf16, device)
     accumulation = settings.accumulation_for(device.type == "cuda")

@@ -102,3 +102,20 @@ def test_training_on_sparse_phi_samples_and_weights_what_the_model_sees(
 
     dense = train_module.train_annotator(phi, None, encoder_dir, settings, tmp_path / "d")
     assert dense.record.recipe is not None and not dense.record.recipe.sparse
+
+
+@pytest.mark.parametrize(("new_head", "scale"), [(True, 10.0), (False, 1.0)])
+def test_a_new_head_learns_at_ten_times_the_encoder_rate(
+    encoder_dir: Path, new_head: bool, scale: float
+) -> None:
+    from site_agent.annotator.train import _load_model, _optimiser
+
+    model, fresh = _load_model(encoder_dir, ["O", "B-X", "I-X"])
+    assert fresh  # the tiny encoder has no token-classification head
+    optimizer, _ = _optimiser(model, FAST, steps=10, new_head=new_head)
+    head = {id(p) for n, p in model.named_parameters() if n.startswith("classifier.")}
+    for group in optimizer.param_groups:
+        if group["params"]:
+            is_head = all(id(p) in head for p in group["params"])
+            expected = FAST.learning_rate * (scale if is_head else 1.0)
+            assert group["lr"] == pytest.approx(expected)

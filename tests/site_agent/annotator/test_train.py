@@ -146,7 +146,7 @@ def test_a_stalled_run_is_restarted_with_the_next_seed(
     real_fit = train_module._fit
 
     def fit(*args: Any, **kwargs: Any) -> Any:
-        seeds.append(args[4].seed)
+        seeds.append(args[4].seed)  # the run settings
         return real_fit(*args, **kwargs)
 
     monkeypatch.setattr(train_module, "_fit", fit)
