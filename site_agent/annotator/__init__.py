@@ -3,8 +3,8 @@
 The NER engine lives here (``train``, ``features``, ``backbone``, ``decoding``, ``loop``,
 ``scoring``, ``validate``, ``gate``, ``infer``); ``recipe`` and ``sampling`` adapt training to
 the corpus's PHI density, ``diagnosis`` explains a failed gate. The ``annotate`` stage and the
-coordinator reuse ``machine_annotate`` and ``train_annotator``. Both import torch, so they load on first
-use; the settings, records and the quality gate are light.
+coordinator reuse ``machine_annotate`` and ``train_annotator``. Both import torch, so they
+load on first use; the settings, records, recipe and the quality gate are light.
 """
 
 from __future__ import annotations
