@@ -140,7 +140,10 @@ def resolve_recipe(stats: PhiStatistics, settings: AnnotatorSettings) -> Trainin
             f"{settings.epochs} epochs would give {settings.epochs * steps_per_epoch} optimiser "
             f"steps (< min_steps = {settings.min_steps}): {epochs} epochs{capped}"
         )
-    stop = f"early stop after {settings.patience} epochs without a better validation F1"
+    stop = (
+        f"early stop after {settings.patience} epochs without a better validation F1, "
+        f"from epoch {-(-epochs // 2)} on"
+    )
     return TrainingRecipe(
         documents=stats.documents,
         documents_without_phi=stats.documents_without_phi,

@@ -272,8 +272,8 @@ def _fit(
         if best is None or score > best[0]:
             state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
             best = (score, epoch, state)
-        done = epoch * steps // recipe.epochs >= settings.min_steps
-        if done and _no_progress(best[0], epoch - best[1], settings.patience, metrics is not None):
+        half = 2 * epoch >= recipe.epochs
+        if half and _no_progress(best[0], epoch - best[1], settings.patience, metrics is not None):
             break
     assert best is not None
     if best[1] != epochs[-1].epoch:
@@ -284,8 +284,9 @@ def _fit(
 def _no_progress(best_f1: float, epochs_since_best: int, patience: int, scored: bool) -> bool:
     """Early stop: validation F1 has not improved for ``patience`` epochs after finding something.
 
-    Called once ``min_steps`` are done. A run that has not yet found any entity keeps going:
-    under sparse PHI a model often predicts only ``O`` for a while before it starts to tag.
+    Called once half the planned epochs are done (a model that has just started to tag often
+    plateaus for a few short epochs before it improves again). A run that has not yet found any
+    entity keeps going: under sparse PHI a model often predicts only ``O`` for a while.
     """
     return scored and patience > 0 and best_f1 > 0 and epochs_since_best >= patience
 
