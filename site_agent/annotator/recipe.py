@@ -140,10 +140,8 @@ def resolve_recipe(stats: PhiStatistics, settings: AnnotatorSettings) -> Trainin
             f"{settings.epochs} epochs would give {settings.epochs * steps_per_epoch} optimiser "
             f"steps (< min_steps = {settings.min_steps}): {epochs} epochs{capped}"
         )
-    stop = (
-        f"early stop after {settings.patience} epochs without a better validation F1, "
-        f"from epoch {-(-epochs // 2)} on"
-    )
+    patience = max(settings.patience, -(-epochs // 4)) if settings.patience else 0
+    stop = f"early stop after {patience} epochs without a better validation F1"
     return TrainingRecipe(
         documents=stats.documents,
         documents_without_phi=stats.documents_without_phi,
@@ -159,8 +157,8 @@ def resolve_recipe(stats: PhiStatistics, settings: AnnotatorSettings) -> Trainin
         entity_weight=weight,
         epochs=epochs,
         steps=epochs * steps_per_epoch,
-        patience=settings.patience,
-        reasons=(sampling, weighting, budget, stop if settings.patience else "no early stop"),
+        patience=patience,
+        reasons=(sampling, weighting, budget, stop if patience else "no early stop"),
     )
 
 

@@ -272,8 +272,7 @@ def _fit(
         if best is None or score > best[0]:
             state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
             best = (score, epoch, state)
-        half = 2 * epoch >= recipe.epochs
-        if half and _no_progress(best[0], epoch - best[1], settings.patience, metrics is not None):
+        if _no_progress(best[0], epoch - best[1], recipe.patience, metrics is not None):
             break
     assert best is not None
     if best[1] != epochs[-1].epoch:
@@ -284,9 +283,9 @@ def _fit(
 def _no_progress(best_f1: float, epochs_since_best: int, patience: int, scored: bool) -> bool:
     """Early stop: validation F1 has not improved for ``patience`` epochs after finding something.
 
-    Called once half the planned epochs are done (a model that has just started to tag often
-    plateaus for a few short epochs before it improves again). A run that has not yet found any
-    entity keeps going: under sparse PHI a model often predicts only ``O`` for a while.
+    ``patience`` is the recipe's (at least a quarter of the planned epochs). A run that has not
+    yet found any entity keeps going: under sparse PHI a model often predicts only ``O`` for a
+    while.
     """
     return scored and patience > 0 and best_f1 > 0 and epochs_since_best >= patience
 

@@ -89,3 +89,4 @@ def test_a_small_corpus_gets_epochs_up_to_the_step_budget(
     settings = AnnotatorSettings(batch_size=8, min_steps=min_steps, max_epochs=max_epochs)
     recipe = corpus_recipe(corpus(8, 2), settings)
     assert recipe.epochs == epochs and recipe.steps == 2 * epochs
+    assert recipe.patience == max(3, -(-epochs // 4))
