@@ -9,14 +9,20 @@ pipeline's own ``site_agent.pipeline.preflight`` checks model names; this one, t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from protocol import Corpus
 from protocol.annotator import TrainingRecipe
 from protocol.base import ProtocolModel
 from protocol.evaluation import Distribution
+from shared.errors import ToolkitError
 from shared.metrics.diagnostics import distribution
 from shared.ner_tokens import split_words
 from site_agent.annotator.recipe import corpus_recipe
 from site_agent.annotator.settings import GoldAnnotatorSettings, rare_labels
+
+if TYPE_CHECKING:
+    from site_agent.config import SiteConfig
 
 
 class PreflightReport(ProtocolModel):
@@ -87,3 +93,18 @@ def preflight_lines(report: PreflightReport) -> list[str]:
 def default_settings() -> GoldAnnotatorSettings:
     """Annotator settings as a site.toml without an ``[annotator]`` table gives them."""
     return GoldAnnotatorSettings(base_model="default")
+
+
+def training_preflight(config: SiteConfig) -> PreflightReport | None:
+    """The pre-flight of the training split that ``config``'s split stage will write.
+
+    None when the gold corpus cannot be read yet: the pipeline then stops at its own checks or
+    at the split stage, which report the problem with its fix.
+    """
+    from site_agent.split.stage import training_split
+
+    try:
+        train = training_split(config)
+    except ToolkitError:
+        return None
+    return preflight(train, config.annotator)

@@ -13,8 +13,7 @@ from site_agent.cli.run_config import config_for_run
 from site_agent.cli.summary import annotator_notes, summary_table, where_to_look
 from site_agent.pipeline import StageRun, run_pipeline
 from site_agent.pipeline.registry import stage_names
-from site_agent.preflight import preflight
-from site_agent.split.stage import training_split
+from site_agent.preflight import training_preflight
 
 
 def cli_overrides(
@@ -69,7 +68,9 @@ def register(app: typer.Typer) -> None:
         overrides = cli_overrides(corpus, work_dir, generator, annotator, amount, device)
         config = config_for_run(site_config, demo=demo, profile=profile, overrides=overrides)
         console = Console(stderr=True)
-        print_preflight(preflight(training_split(config), config.annotator), console)
+        report = training_preflight(config)
+        if report is not None:
+            print_preflight(report, console)
         runs: list[StageRun] = []
         try:
             run_pipeline(config, from_stage=from_stage, console=console, runs=runs)
