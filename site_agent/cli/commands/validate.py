@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         site_config: Annotated[
             Path | None,
-            typer.Option("--site-config", help="site.toml whose annotator settings the pre-flight uses."),
+            typer.Option("--site-config", help="site.toml for the pre-flight recipe."),
         ] = None,
     ) -> None:
         """Validate a gold corpus; exit non-zero with the list of problems if it is invalid."""
