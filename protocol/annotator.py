@@ -60,7 +60,7 @@ class AnnotatorSettings(ProtocolModel):
     rounds) at the encoder's.
     """
 
-    epochs: int = Field(6, ge=1, description="passes over the training chunks")
+    epochs: int = Field(6, ge=1, description="passes over the training chunks (min_steps may add)")
     batch_size: int = Field(16, ge=1, description="effective batch (chunks per optimiser step)")
     learning_rate: float = Field(1e-4, gt=0, description="AdamW peak learning rate")
     head_learning_rate: float | None = Field(
