@@ -7,11 +7,17 @@ runs in its own process so that its peak RSS is its own.
 
     python benchmarks/annotator.py                      # the registry's MiniLM, full run
     python benchmarks/annotator.py PATH_OR_NAME --max-docs 40 --epochs 1   # quick check
+    python benchmarks/annotator.py multilingual-e5-small --sparse 24   # dense vs sparse PHI
 
 The full run trains 6 epochs on 500 documents: on 2 CPU cores that takes a long time. The
 README's e5-small figures come from
 ``multilingual-e5-small --epochs 8 --batch-size 8 --warmup-ratio 0.06 --num-threads 2``
 (about 80 minutes on 2 cores).
+
+``--sparse N`` compares the default recipe on a dense and a sparse-PHI corpus that hold the
+same N PHI-bearing pieces of MEDDOCAN train (``benchmarks/sparse_corpus.py``: 32-word pieces;
+sparse = 1% PHI words, most notes without PHI), each validated on pieces of dev cut the same
+way and tested on the same pieces of test; nothing but the training corpus differs.
 
 ``test_token_f1`` is seqeval's strict IOB2 score over the shared word tokenisation (entity
 mentions as token runs, the scorer of seed 002); ``test_word_f1`` is per-token classification
@@ -133,10 +139,111 @@ def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[st
     }
 
 
-def print_table(rows: list[dict[str, Any]]) -> None:
-    cells = [[name for name, _ in COLUMNS]]
-    cells += [[fmt.format(row[name]) for name, fmt in COLUMNS] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(COLUMNS))]
+SPARSE_COLUMNS = (
+    ("corpus", "{}"),
+    ("notes", "{}"),
+    ("no_phi_notes", "{:.0%}"),
+    ("phi_words", "{:.2%}"),
+    ("mentions", "{}"),
+    ("phi_free_per_phi", "{}"),
+    ("entity_weight", "{:.2f}"),
+    ("epochs", "{}"),
+    ("steps", "{}"),
+    ("dev_recall", "{:.3f}"),
+    ("test_token_f1", "{:.3f}"),
+    ("test_word_f1", "{:.3f}"),
+    ("train_s", "{:.0f}"),
+)
+
+
+def run_sparse(backbone: str, args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
+    """The default recipe on the dense and the sparse corpus of ``args.sparse`` PHI pieces."""
+    from benchmarks.sparse_corpus import sparse_pair
+    from site_agent.annotator import machine_annotate, train_annotator
+
+    settings = AnnotatorSettings(num_threads=args.num_threads)
+    train = sparse_pair(_load(args.data, "train", None), args.sparse, seed=1)
+    dev = sparse_pair(_load(args.data, "dev", None), args.sparse // 2, density=0.03, seed=2)
+    test = sparse_pair(_load(args.data, "test", None), args.sparse, seed=3).dense
+    rows = []
+    for name, corpus, validation in (
+        ("dense", train.dense, dev.dense),
+        ("sparse", train.sparse, dev.sparse),
+    ):
+        result = train_annotator(corpus, validation, backbone, settings, work / name, _report)
+        record, recipe = result.record, result.record.recipe
+        assert recipe is not None
+        predicted = machine_annotate(result.model_dir, test, args.eval_batch_size, _report)
+        best = result.best_metrics
+        rows.append({
+            "corpus": name,
+            "notes": recipe.documents,
+            "no_phi_notes": recipe.documents_without_phi,
+            "phi_words": recipe.phi_word_density,
+            "mentions": sum(record.train_mentions.values()),
+            "phi_free_per_phi": "all" if recipe.phi_free_per_phi is None
+            else f"{recipe.phi_free_per_phi:g}",
+            "entity_weight": recipe.entity_weight,
+            "epochs": f"{len(record.epochs)}/{recipe.epochs}",
+            "steps": recipe.steps,
+            "dev_recall": best.recall if best else float("nan"),
+            **_test_scores(test, predicted),
+            "train_s": record.timings["train_seconds"] + record.timings["eval_seconds"],
+        })  # fmt: skip
+        print(f"done: {name} ({backbone})", file=sys.stderr, flush=True)
+    return rows
+
+
+ENGLISH_COLUMNS = (
+    ("backbone", "{}"),
+    ("epochs", "{}"),
+    ("dev_token_f1", "{:.3f}"),
+    ("test_token_f1", "{:.3f}"),
+    ("test_word_f1", "{:.3f}"),
+    ("exact_f1", "{:.3f}"),
+    ("train_s", "{:.0f}"),
+)
+
+
+def _english(n: int, seed: int, keep_names: bool) -> Corpus:
+    """``n`` English demo-generator notes; ``keep_names`` False keeps notes whose patient's
+    first name is in the second half of the name list (names unseen in training)."""
+    from site_agent.demo.make_demo_corpus import FIRST, build_corpus
+
+    rows = build_corpus(4 * n, seed)
+    unseen = set(FIRST[len(FIRST) // 2 :])
+
+    def patient_first_name(row: dict[str, Any]) -> str:
+        span = next(s for s in row["spans"] if s["label"] == "PER")
+        return str(row["text"][span["start"] : span["end"]].split()[0])
+
+    kept = [r for r in rows if (patient_first_name(r) in unseen) != keep_names][:n]
+    return Corpus.model_validate({"documents": kept})
+
+
+def run_english(backbone: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Default recipe on English demo-generator notes; test notes name unseen patients."""
+    from site_agent.annotator import machine_annotate, train_annotator
+
+    settings = AnnotatorSettings(num_threads=args.num_threads)
+    train, dev = _english(args.english, 11, True), _english(args.english // 2, 12, True)
+    test = _english(args.english, 13, False)
+    result = train_annotator(train, dev, backbone, settings, work / "english", _report)
+    record, best = result.record, result.best_metrics
+    predicted = machine_annotate(result.model_dir, test, args.eval_batch_size, _report)
+    return {
+        "backbone": backbone,
+        "epochs": f"{len(record.epochs)}/{record.recipe.epochs if record.recipe else '?'}",
+        "dev_token_f1": best.entity_f1 if best else float("nan"),
+        **_test_scores(test, predicted),
+        "train_s": record.timings["train_seconds"] + record.timings["eval_seconds"],
+    }
+
+
+def print_table(rows: list[dict[str, Any]], columns: tuple[tuple[str, str], ...] = COLUMNS) -> None:
+    cells = [[name for name, _ in columns]]
+    cells += [[fmt.format(row[name]) for name, fmt in columns] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
     for index, row in enumerate(cells):
         print(
             "  ".join(c.rjust(w) if index else c.ljust(w) for c, w in zip(row, widths, strict=True))
@@ -162,6 +269,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
                         help="bfloat16 autocast (auto: where the hardware has it)")  # fmt: skip
     parser.add_argument("--work", type=Path, default=None, help="where models are written")
+    parser.add_argument("--english", type=int, default=None, metavar="N",
+                        help="English check: N demo-generator notes, default recipe")  # fmt: skip
+    parser.add_argument("--sparse", type=int, default=None, metavar="N",
+                        help="dense vs sparse PHI, N PHI pieces, default recipe")  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -170,6 +281,14 @@ def main(argv: list[str] | None = None) -> None:
     if not (args.data / "train.jsonl").exists():
         sys.exit(f"MEDDOCAN not found in {args.data}; fix: pass --data FOLDER")
     work = args.work or Path(tempfile.mkdtemp(prefix="annotator-bench-"))
+    if args.english is not None:
+        rows = [run_english(b, args, work / b.replace("/", "_")) for b in args.backbones]
+        print_table(rows, ENGLISH_COLUMNS)
+        return
+    if args.sparse is not None:
+        rows = [r for b in args.backbones for r in run_sparse(b, args, work / b.replace("/", "_"))]
+        print_table(rows, SPARSE_COLUMNS)
+        return
     rows, failed = [], []
     context = multiprocessing.get_context("spawn")
     for index, backbone in enumerate(args.backbones):

@@ -42,11 +42,30 @@ class AnnotatorSettings(ProtocolModel):
     embeddings). ``decoding`` turns per-word tag scores into tags, in validation and in machine
     annotation alike: ``viterbi`` takes the most probable well-formed IOB2 sequence, ``argmax``
     each word's best tag on its own (``site_agent.annotator.decoding``).
+
+    Sparse PHI (most notes without any, well under 1% of words inside an entity) leaves a model
+    that predicts only ``O`` after a recipe counted in epochs; ``site_agent.annotator.recipe``
+    turns the training corpus's PHI statistics into the run's :class:`TrainingRecipe`.
+    ``min_steps`` makes a small corpus get at least that many optimiser steps (epochs are added,
+    up to ``max_epochs``); ``phi_free_per_phi`` keeps, each epoch, that many PHI-free chunks
+    per PHI-bearing chunk, drawn afresh each epoch (None: 1 when PHI-bearing chunks are under
+    half of the chunks, else all); ``entity_weight`` multiplies the loss of entity tags (None:
+    from the entity-word share of what one epoch sees); ``patience`` stops training after that
+    many epochs without a better validation F1 (at least a quarter of the planned epochs, since
+    short epochs plateau for a while between gains), once some entity was found (0: off).
+    The token-classification head is new (randomly initialised) while the encoder is
+    pre-trained; at the encoder's 1e-4, e5-small predicted only "O" for 30 epochs (90 steps)
+    on 32-word MEDDOCAN pieces and 10x for the head cut that to 15, so a new head (not in the
+    checkpoint) learns at ``head_learning_rate``; a head that comes with the model (FedAvg
+    rounds) at the encoder's.
     """
 
-    epochs: int = Field(6, ge=1, description="passes over the training chunks")
+    epochs: int = Field(6, ge=1, description="passes over the training chunks (min_steps may add)")
     batch_size: int = Field(16, ge=1, description="effective batch (chunks per optimiser step)")
     learning_rate: float = Field(1e-4, gt=0, description="AdamW peak learning rate")
+    head_learning_rate: float | None = Field(
+        None, gt=0, description="peak rate of the new classifier head; unset: 10x learning_rate"
+    )
     weight_decay: float = Field(1e-5, ge=0, description="AdamW weight decay")
     warmup_ratio: float = Field(0.0, ge=0, lt=1, description="share of steps of linear warm-up")
     chunk_words: int = Field(128, ge=1, description="words per training/inference chunk")
@@ -65,6 +84,19 @@ class AnnotatorSettings(ProtocolModel):
     )
     decoding: Literal["viterbi", "argmax"] = Field(
         "viterbi", description="per-word scores to IOB2 tags (see the type)"
+    )
+    min_steps: int = Field(
+        300, ge=0, description="least optimiser steps; epochs are added for a small corpus"
+    )
+    max_epochs: int = Field(40, ge=1, description="most epochs that min_steps may add up to")
+    patience: int = Field(
+        3, ge=0, description="stop after this many epochs without a better validation F1 (0: off)"
+    )
+    phi_free_per_phi: float | None = Field(
+        None, ge=0, description="PHI-free chunks kept per PHI chunk each epoch; unset: by density"
+    )
+    entity_weight: float | None = Field(
+        None, gt=0, description="loss weight of entity tags against O; unset: by density"
     )
 
     @model_validator(mode="after")
@@ -87,6 +119,48 @@ class AnnotatorSettings(ProtocolModel):
         return self.batch_size // micro
 
 
+class TrainingRecipe(ProtocolModel):
+    """What a run did because of its training corpus (``site_agent.annotator.recipe``).
+
+    ``phi_word_density`` is the share of words inside a gold entity, ``phi_chunk_share`` the
+    share of training chunks holding one; ``phi_free_per_phi`` is None when every chunk is
+    seen every epoch. ``reasons`` says, one line each, why each choice was made.
+    """
+
+    documents: int
+    documents_without_phi: float
+    words: int
+    phi_words: int
+    phi_word_density: float
+    chunks: int
+    phi_chunks: int
+    phi_chunk_share: float
+    sparse: bool
+    phi_free_per_phi: float | None
+    chunks_per_epoch: int
+    entity_weight: float
+    epochs: int
+    steps: int
+    patience: int
+    reasons: tuple[str, ...] = ()
+
+
+class LabelScore(ProtocolModel):
+    """Word-level validation counts of one entity label (B/I ignored, label must match)."""
+
+    support: int
+    found: int
+    predicted: int
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.support if self.support else 0.0
+
+    @property
+    def precision(self) -> float:
+        return self.found / self.predicted if self.predicted else 0.0
+
+
 class AnnotatorMetrics(ProtocolModel):
     """Validation scores of one epoch.
 
@@ -95,6 +169,8 @@ class AnnotatorMetrics(ProtocolModel):
     the same IOB2 word tags. ``support`` counts gold words inside an entity. The span scores
     (``shared.metrics``: exact/overlap micro scores, document leakage = share of documents with
     a missed gold span) are measured on the decoded spans, as machine annotation produces them.
+    ``labels`` holds per-label word counts; ``confusion`` counts words by gold then predicted
+    IOB2 prefix (``B``, ``I``, ``O``), which shows a model stuck on ``O`` at a glance.
     """
 
     precision: float
@@ -109,6 +185,8 @@ class AnnotatorMetrics(ProtocolModel):
     overlap_recall: float | None = None
     overlap_f1: float | None = None
     doc_leakage: float | None = None
+    labels: dict[str, LabelScore] = Field(default_factory=dict)
+    confusion: dict[str, dict[str, int]] = Field(default_factory=dict)
     scorer: str = "word-token micro + seqeval entity + shared.metrics spans"
 
 
@@ -127,7 +205,10 @@ class AnnotatorRecord(ProtocolModel):
 
     ``base_model`` is a registry name, a Hugging Face id or ``local:<folder name>``, never a
     path (the file may leave the site inside the synthetic encoder); ``base_model_sha256``
-    is the digest of the base model's files when they are on this disk.
+    is the digest of the base model's files when they are on this disk. ``restarts`` counts
+    runs started again because they stalled on ``O`` (each costs a whole training run);
+    ``recipe`` is what the corpus's PHI statistics made the run do; ``train_mentions`` counts
+    gold mentions per label in the training corpus.
     """
 
     schema_version: str = SCHEMA_VERSION
@@ -146,6 +227,9 @@ class AnnotatorRecord(ProtocolModel):
     grad_accumulation: int = 1
     num_threads: int = 1
     restarts: int = 0
+    stopped_early: bool = False
+    recipe: TrainingRecipe | None = None
+    train_mentions: dict[str, int] = Field(default_factory=dict)
     embeddings_frozen: bool = False
     timings: dict[str, float] = Field(default_factory=dict)
     provenance: Provenance = Field(default_factory=Provenance)

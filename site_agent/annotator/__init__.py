@@ -1,9 +1,10 @@
 """Stage 3, annotator: fine-tune an encoder NER model on gold notes, then label new notes.
 
 The NER engine lives here (``train``, ``features``, ``backbone``, ``decoding``, ``loop``,
-``scoring``, ``validate``, ``gate``, ``infer``); the ``annotate`` stage and the coordinator
-reuse ``machine_annotate`` and ``train_annotator``. Both import torch, so they load on first
-use; the settings, records and the quality gate are light.
+``scoring``, ``validate``, ``gate``, ``infer``); ``recipe`` and ``sampling`` adapt training to
+the corpus's PHI density, ``diagnosis`` explains a failed gate. The ``annotate`` stage and the
+coordinator reuse ``machine_annotate`` and ``train_annotator``. Both import torch, so they
+load on first use; the settings, records, recipe and the quality gate are light.
 """
 
 from __future__ import annotations

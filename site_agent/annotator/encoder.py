@@ -14,17 +14,27 @@ from typing import Any
 from rich.progress import Progress
 
 from protocol import Corpus
-from protocol.annotator import AnnotatorSettings
+from protocol.annotator import AnnotatorMetrics, AnnotatorRecord, AnnotatorSettings
 from site_agent.models import resolve_model
 from site_agent.pipeline.progress import ProgressBars
 
 
 @dataclass(frozen=True)
 class TrainedEncoder:
-    """An encoder folder and its best validation metrics (None without validation)."""
+    """An encoder folder, its ``annotator.json`` record and best validation metrics (None
+    without validation)."""
 
     model_dir: Path
-    metrics: dict[str, Any] | None
+    record: AnnotatorRecord
+
+    @property
+    def best_metrics(self) -> AnnotatorMetrics | None:
+        return self.record.best_metrics
+
+    @property
+    def metrics(self) -> dict[str, Any] | None:
+        best = self.record.best_metrics
+        return best.model_dump() if best else None
 
 
 def train_encoder(
@@ -41,8 +51,7 @@ def train_encoder(
     model = str(resolve_model(base_model, allow_fetch=True))
     bars = ProgressBars(progress)
     result = train_annotator(train, validation, model, settings, out_dir, bars.phase)
-    metrics = result.best_metrics
-    return TrainedEncoder(Path(result.model_dir), metrics.model_dump() if metrics else None)
+    return TrainedEncoder(Path(result.model_dir), result.record)
 
 
 def annotate_corpus(model_dir: Path, corpus: Corpus, progress: Progress | None = None) -> Corpus:

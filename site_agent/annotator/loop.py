@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from shared.ner_tokens import IGNORE
 from site_agent.annotator.decoding import DECODERS
 from site_agent.annotator.features import EncodedChunk, collate, length_grouped_batches
 
@@ -52,8 +53,13 @@ def train_epoch(
     bf16: bool,
     stage: str = "train",
     progress: Progress | None = None,
+    tag_weights: torch.Tensor | None = None,
 ) -> float:
-    """One pass over ``chunks``; returns the mean training loss per micro-batch."""
+    """One pass over ``chunks``; returns the mean training loss per micro-batch.
+
+    ``tag_weights`` (one per tag id) weighs the cross-entropy of each gold tag; None is the
+    model's own unweighted loss.
+    """
     device = next(model.parameters()).device
     model.train()
     batches = length_grouped_batches([len(c) for c in chunks], micro_batch, rng, group_by_length)
@@ -61,7 +67,7 @@ def train_epoch(
     for index, batch in enumerate(batches, start=1):
         inputs = {k: v.to(device) for k, v in collate([chunks[i] for i in batch], pad_id).items()}
         with autocast(device, bf16):
-            loss = model(**inputs).loss
+            loss = _loss(model, inputs, tag_weights)
         (loss / accumulation).backward()
         losses.append(float(loss.detach()))
         if index % accumulation == 0 or index == total:
@@ -72,6 +78,19 @@ def train_epoch(
         if progress is not None:
             progress(stage, index, total)
     return sum(losses) / max(1, len(losses))
+
+
+def _loss(model: Any, inputs: dict[str, torch.Tensor], weights: torch.Tensor | None) -> Any:
+    if weights is None:
+        return model(**inputs).loss
+    labels = inputs.pop("labels")
+    logits = model(**inputs).logits.float()
+    return torch.nn.functional.cross_entropy(
+        logits.view(-1, logits.shape[-1]),
+        labels.view(-1),
+        weight=weights.to(logits.device),
+        ignore_index=IGNORE,
+    )
 
 
 def _by_length(chunks: Sequence[EncodedChunk], size: int) -> Iterator[list[int]]:

@@ -17,7 +17,7 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from site_agent.annotator.encoder import TrainedEncoder, train_encoder
 from site_agent.annotator.gate import check_annotator_quality
-from site_agent.annotator.settings import GoldAnnotatorSettings
+from site_agent.annotator.settings import GoldAnnotatorSettings, rare_labels
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 
@@ -41,8 +41,28 @@ def run(
         progress,
     )
     atomic_write_text(out_dir / METRICS_FILE, json.dumps(trained.metrics, indent=2))
-    check_annotator_quality(trained.metrics, settings.min_validation_recall)
+    record = trained.record
+    check_annotator_quality(
+        trained.best_metrics, settings.min_validation_recall, record,
+        rare=rare_labels(record.train_mentions, settings.rare_label_mentions),
+        exclude_rare=settings.rare_labels == "exclude",
+    )  # fmt: skip
     return trained
+
+
+def stage_summary(trained: TrainedEncoder, base_model: str) -> dict[str, Any]:
+    """What the site pipeline table shows for this stage: model, recall, recipe, restarts."""
+    record = trained.record
+    summary: dict[str, Any] = {"base_model": base_model}
+    best = trained.best_metrics
+    if best is not None:
+        summary["recall"] = round(best.recall, 3)
+    if record.recipe is not None and record.recipe.sparse:
+        summary["sparse_phi"] = f"{record.recipe.phi_word_density:.2%}"
+    summary["epochs"] = len(record.epochs)
+    if record.restarts:
+        summary["stall_restarts"] = record.restarts
+    return summary
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
@@ -57,7 +77,7 @@ def _run(ctx: StageContext) -> StageOutput:
     )  # fmt: skip
     return StageOutput(
         artifacts={"model": trained.model_dir, "metrics": ctx.stage_dir / METRICS_FILE},
-        summary={"base_model": ctx.config.annotator.base_model},
+        summary=stage_summary(trained, ctx.config.annotator.base_model),
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from protocol.annotator import (
     AnnotatorResult,
     AnnotatorSettings,
     EpochRecord,
+    TrainingRecipe,
 )
 from shared.atomic import atomic_directory, atomic_write_text
 from shared.errors import UsageError
@@ -30,10 +32,15 @@ from shared.provenance import config_digest, make_provenance
 from site_agent.annotator.backbone import load_fast_tokenizer, resolve_backbone
 from site_agent.annotator.features import EncodedChunk, encode_corpus
 from site_agent.annotator.loop import Progress, resolve_bf16, train_epoch
+from site_agent.annotator.recipe import corpus_recipe
+from site_agent.annotator.sampling import EpochSampler, tag_weights
 from site_agent.annotator.validate import ValidationSet, validation_metrics
 from site_agent.models.identity import model_identity
 
 RECORD_FILE = "annotator.json"
+HEAD_PREFIX = "classifier."
+"""Parameters of the new token-classification head (``*ForTokenClassification.classifier``)."""
+HEAD_LR_SCALE = 10.0
 
 
 def idle_cores() -> int:
@@ -53,16 +60,21 @@ def configure_torch(settings: AnnotatorSettings) -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def _load_model(backbone: Path | str, tags: list[str]) -> Any:
+def _load_model(backbone: Path | str, tags: list[str]) -> tuple[Any, bool]:
+    """The token classifier and whether its head is new (not in the checkpoint, or resized)."""
     from transformers import AutoModelForTokenClassification
 
-    return AutoModelForTokenClassification.from_pretrained(
+    model, info = AutoModelForTokenClassification.from_pretrained(
         backbone,
         num_labels=len(tags),
         id2label=dict(enumerate(tags)),
         label2id={t: i for i, t in enumerate(tags)},
         ignore_mismatched_sizes=True,
+        output_loading_info=True,
     )
+    mismatched = [k if isinstance(k, str) else k[0] for k in info.get("mismatched_keys", ())]
+    fresh = [*info.get("missing_keys", ()), *mismatched]
+    return model, any(str(key).startswith(HEAD_PREFIX) for key in fresh)
 
 
 def _freeze(model: Any, settings: AnnotatorSettings) -> Any:
@@ -75,15 +87,26 @@ def _freeze(model: Any, settings: AnnotatorSettings) -> Any:
     return model
 
 
-def _optimiser(model: Any, settings: AnnotatorSettings, steps: int) -> tuple[Any, Any]:
-    """AdamW (no decay on biases and norms) with linear warm-up then linear decay to zero."""
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in trainable if p.ndim > 1]
-    flat = [p for p in trainable if p.ndim <= 1]
-    groups = [
-        {"params": decay, "weight_decay": settings.weight_decay},
-        {"params": flat, "weight_decay": 0.0},
-    ]
+def _optimiser(
+    model: Any, settings: AnnotatorSettings, steps: int, new_head: bool = False
+) -> tuple[Any, Any]:
+    """AdamW (no decay on biases and norms; a new head at its own rate) with linear warm-up
+    then linear decay to zero."""
+    head_lr = settings.learning_rate
+    if new_head:
+        head_lr = settings.head_learning_rate or HEAD_LR_SCALE * settings.learning_rate
+    groups = []
+    for is_head in (False, True):
+        params = [
+            p for name, p in model.named_parameters()
+            if p.requires_grad and name.startswith(HEAD_PREFIX) == is_head
+        ]  # fmt: skip
+        lr = head_lr if is_head else settings.learning_rate
+        groups += [
+            {"params": [p for p in params if p.ndim > 1], "weight_decay": settings.weight_decay,
+             "lr": lr},
+            {"params": [p for p in params if p.ndim <= 1], "weight_decay": 0.0, "lr": lr},
+        ]  # fmt: skip
     optimizer = torch.optim.AdamW(groups, lr=settings.learning_rate)
     warmup = int(steps * settings.warmup_ratio)
 
@@ -111,7 +134,9 @@ def train_annotator(
 ) -> AnnotatorResult:
     """Fine-tune ``base_model`` on ``train``; keep the epoch that scores best on ``validation``.
 
-    Without a validation corpus the last epoch is kept. Writes ``out_dir`` atomically.
+    The recipe (sampling of PHI-free chunks, entity loss weight, epochs) follows the training
+    corpus's PHI statistics (``site_agent.annotator.recipe``). Without a validation corpus the
+    last epoch is kept. Writes ``out_dir`` atomically.
     """
     settings = settings or AnnotatorSettings()
     if out_dir is None:
@@ -130,14 +155,17 @@ def train_annotator(
         if validation
         else None
     )
+    recipe = corpus_recipe(train, settings)
     encoded_at = time.perf_counter()
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     restarts = 0
     while True:  # seed 000, App. A: a run stalled on predicting only "O" is started again
         torch.manual_seed(settings.seed + restarts)
-        model = _freeze(_load_model(backbone, tags), settings).to(device)
+        model, new_head = _load_model(backbone, tags)
+        model = _freeze(model, settings).to(device)
         run = settings.model_copy(update={"seed": settings.seed + restarts})
-        epochs, best_epoch = _fit(model, train_chunks, val, tags, run, pad, progress)
+        fit = _Fit(recipe, pad, new_head)
+        epochs, best_epoch = _fit(model, train_chunks, val, tags, run, fit, progress)
         if not stalled(epochs, best_epoch) or restarts >= settings.stall_restarts:
             break
         restarts += 1
@@ -158,6 +186,9 @@ def train_annotator(
         grad_accumulation=settings.accumulation_for(device.type == "cuda"),
         num_threads=torch.get_num_threads(),
         restarts=restarts,
+        stopped_early=len(epochs) < recipe.epochs,
+        recipe=recipe,
+        train_mentions=_mentions(train),
         embeddings_frozen=not model.get_input_embeddings().weight.requires_grad,
         timings={
             "encode_seconds": encoded_at - started,
@@ -170,7 +201,11 @@ def train_annotator(
             source_sha256=identity.sha256,
             config_digest=config_digest(settings),
             parents=tuple(_corpus_ids(train, validation)),
-            notes={"stage": "train_annotator", "torch": torch.__version__},
+            notes={
+                "stage": "train_annotator",
+                "torch": torch.__version__,
+                "recipe": "; ".join(recipe.reasons),
+            },
         ),
     )
     save_annotator(model, tokenizer, record, out_dir)
@@ -183,31 +218,44 @@ def stalled(epochs: list[EpochRecord], best_epoch: int) -> bool:
     return metrics is not None and metrics.support > 0 and metrics.recall == 0.0
 
 
+@dataclass(frozen=True)
+class _Fit:
+    """What one training run needs besides the settings: recipe, pad id, whether the head is new."""
+
+    recipe: TrainingRecipe
+    pad: int
+    new_head: bool
+
+
 def _fit(
     model: Any,
     train_chunks: list[EncodedChunk],
     validation: ValidationSet | None,
     tags: list[str],
     settings: AnnotatorSettings,
-    pad: int,
+    fit: _Fit,
     progress: Progress | None,
 ) -> tuple[list[EpochRecord], int]:
-    """Train for ``settings.epochs``; leave the best epoch's weights in ``model``."""
-    steps = settings.epochs * -(-len(train_chunks) // settings.batch_size)
-    optimizer, scheduler = _optimiser(model, settings, steps)
+    """Train for ``recipe.epochs`` (fewer when validation F1 stops improving); leave the best
+    epoch's weights in ``model``."""
+    recipe, pad = fit.recipe, fit.pad
     rng = random.Random(settings.seed)
+    sampler = EpochSampler(train_chunks, recipe.phi_free_per_phi)
+    steps = recipe.epochs * -(-sampler.per_epoch // settings.batch_size)
+    optimizer, scheduler = _optimiser(model, settings, steps, fit.new_head)
     device = next(model.parameters()).device
     bf16 = resolve_bf16(settings.bf16, device)
     accumulation = settings.accumulation_for(device.type == "cuda")
+    weights = tag_weights(tags, recipe.entity_weight)
     epochs: list[EpochRecord] = []
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None
-    for epoch in range(1, settings.epochs + 1):
+    for epoch in range(1, recipe.epochs + 1):
         t0 = time.perf_counter()
         loss = train_epoch(
-            model, train_chunks, optimizer, scheduler,
+            model, sampler.draw(rng), optimizer, scheduler,
             micro_batch=settings.batch_size // accumulation, accumulation=accumulation,
             pad_id=pad, rng=rng, group_by_length=settings.group_by_length, bf16=bf16,
-            stage=f"epoch {epoch}/{settings.epochs}", progress=progress,
+            stage=f"epoch {epoch}/{recipe.epochs}", progress=progress, tag_weights=weights,
         )  # fmt: skip
         t1 = time.perf_counter()
         metrics = validation_metrics(model, validation, tags, settings, pad) if validation else None
@@ -224,10 +272,30 @@ def _fit(
         if best is None or score > best[0]:
             state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
             best = (score, epoch, state)
+        if _no_progress(best[0], epoch - best[1], recipe.patience, metrics is not None):
+            break
     assert best is not None
-    if best[1] != settings.epochs:
+    if best[1] != epochs[-1].epoch:
         model.load_state_dict(best[2])
     return epochs, best[1]
+
+
+def _no_progress(best_f1: float, epochs_since_best: int, patience: int, scored: bool) -> bool:
+    """Early stop: validation F1 has not improved for ``patience`` epochs after finding something.
+
+    ``patience`` is the recipe's (at least a quarter of the planned epochs). A run that has not
+    yet found any entity keeps going: under sparse PHI a model often predicts only ``O`` for a
+    while.
+    """
+    return scored and patience > 0 and best_f1 > 0 and epochs_since_best >= patience
+
+
+def _mentions(corpus: Corpus) -> dict[str, int]:
+    counts: dict[str, int] = {label: 0 for label in corpus.labels}
+    for doc in corpus.documents:
+        for span in doc.spans:
+            counts[span.label] = counts.get(span.label, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def _corpus_ids(*corpora: Corpus | None) -> list[str]:

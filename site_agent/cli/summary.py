@@ -44,3 +44,17 @@ def where_to_look(runs: Sequence[StageRun], work_dir: Path) -> list[str]:
             path = path if path.is_absolute() else folder_of(work_dir, stage) / path
             lines.append(f"{what}: {path}")
     return lines
+
+
+def annotator_notes(runs: Sequence[StageRun]) -> list[str]:
+    """Lines to say on screen about the annotator stage: a stall restart doubles its time."""
+    for run in runs:
+        if run.name == "annotator" and run.record is not None:
+            restarts = run.record.summary.get("stall_restarts")
+            if restarts:
+                return [
+                    f"annotator: stalled on predicting only O and was restarted {restarts} "
+                    f"time(s) with the next seed, so it trained {int(restarts) + 1} times "
+                    "(see annotator.json and the site report)"
+                ]
+    return []

@@ -126,6 +126,7 @@ def fedavg_train(layout: SiteLayout, content: RecordDict) -> RecordDict:
         batch_size=task.batch_size,
         seed=task.seed,
         num_threads=1,
+        min_steps=0,  # FedAvg: exactly E local epochs per round
     )
     from site_agent.annotator import train_annotator  # loads torch
 

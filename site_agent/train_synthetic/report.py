@@ -35,6 +35,7 @@ class SiteReport(ProtocolModel):
     synthetic_diagnostics: CorpusDiagnostics
     settings: dict[str, Any]
     trained_on_corpus_sha256: str = ""  # SHA-256 of the audited corpus file trained on
+    annotator_notes: tuple[str, ...] = ()  # stall restarts, sparse-PHI recipe, early stops
 
 
 def headline(report: EvaluationReport) -> ModelScores:
@@ -99,6 +100,8 @@ def render_markdown(report: SiteReport) -> str:
         "",
         f"**Token F1 gap (gold - synthetic): {report.token_f1_gap:+.3f}**",
         "",
+        *[f"- {note}" for note in report.annotator_notes],
+        *([""] if report.annotator_notes else []),
         "| diagnostic | real train | synthetic |",
         "|---|---|---|",
     ]

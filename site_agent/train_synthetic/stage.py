@@ -19,6 +19,7 @@ from protocol import Corpus, Document
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from shared.provenance import sha256_file
+from site_agent.annotator.diagnosis import training_notes
 from site_agent.annotator.encoder import annotate_corpus, train_encoder
 from site_agent.annotator.settings import GoldAnnotatorSettings
 from site_agent.config import SiteConfig
@@ -91,8 +92,19 @@ def run(
             **settings.training.model_dump(),
         },
         trained_on_corpus_sha256=trained_on,
+        annotator_notes=(
+            *_gold_notes(inputs["annotator.model"]),
+            *training_notes(trained.record, "synthetic annotator"),
+        ),
     )
     return trained.model_dir, report
+
+
+def _gold_notes(model_dir: Path) -> list[str]:
+    from site_agent.annotator.infer import load_record
+
+    record = load_record(model_dir)
+    return training_notes(record, "gold annotator") if record else []
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:

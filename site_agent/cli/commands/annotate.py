@@ -33,7 +33,12 @@ def _train(
         scores = f", validation token F1 {epoch.metrics.f1:.3f}" if epoch.metrics else ""
         console.print(f"epoch {epoch.epoch}: loss {epoch.train_loss:.4f}{scores}")
     console.print(f"[green]saved[/] {escape(str(out))} (best epoch {result.record.best_epoch})")
-    check_annotator_quality(result.best_metrics, min_recall if val else 0.0)
+    if result.record.restarts:
+        console.print(
+            f"[yellow]stalled on O: restarted {result.record.restarts} time(s) with the next seed"
+            "[/] (each restart is a whole training run)"
+        )
+    check_annotator_quality(result.best_metrics, min_recall if val else 0.0, result.record)
 
 
 def _apply(model: Path, corpus: Path, out: Path, batch_size: int, fmt: str | None) -> None:

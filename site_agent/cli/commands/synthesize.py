@@ -8,10 +8,12 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from site_agent.cli.commands.validate import print_preflight
 from site_agent.cli.run_config import config_for_run
-from site_agent.cli.summary import summary_table, where_to_look
+from site_agent.cli.summary import annotator_notes, summary_table, where_to_look
 from site_agent.pipeline import StageRun, run_pipeline
 from site_agent.pipeline.registry import stage_names
+from site_agent.preflight import training_preflight
 
 
 def cli_overrides(
@@ -66,11 +68,16 @@ def register(app: typer.Typer) -> None:
         overrides = cli_overrides(corpus, work_dir, generator, annotator, amount, device)
         config = config_for_run(site_config, demo=demo, profile=profile, overrides=overrides)
         console = Console(stderr=True)
+        report = training_preflight(config)
+        if report is not None:
+            print_preflight(report, console)
         runs: list[StageRun] = []
         try:
             run_pipeline(config, from_stage=from_stage, console=console, runs=runs)
         finally:
             if runs:
                 console.print(summary_table(runs))
+                for note in annotator_notes(runs):
+                    console.print(f"[yellow]{note}[/]", highlight=False)
         for line in where_to_look(runs, config.work_dir):
             console.print(line, markup=False, highlight=False)

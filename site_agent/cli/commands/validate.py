@@ -17,6 +17,8 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, require_documents
 from shared.errors import CorpusFormatError
 from shared.provenance import make_provenance, sha256_tree
+from site_agent.annotator.settings import GoldAnnotatorSettings
+from site_agent.preflight import PreflightReport, default_settings, preflight, preflight_lines
 
 
 def print_problems(exc: CorpusFormatError, console: Console) -> None:
@@ -26,6 +28,22 @@ def print_problems(exc: CorpusFormatError, console: Console) -> None:
     )
     for problem in exc.problems:
         console.print(f"  - {problem}", highlight=False, soft_wrap=True, markup=False)
+
+
+def annotator_settings(site_config: Path | None) -> GoldAnnotatorSettings:
+    """The ``[annotator]`` table of ``site_config``, or the defaults."""
+    if site_config is None:
+        return default_settings()
+    from site_agent.config import load_site_config
+
+    return load_site_config(site_config).annotator
+
+
+def print_preflight(report: PreflightReport, console: Console) -> None:
+    """The pre-flight lines under a heading (the corpus as the annotator's training data)."""
+    console.print("[bold]pre-flight[/] (as annotator training data):", highlight=False)
+    for line in preflight_lines(report):
+        console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -41,6 +59,10 @@ def register(app: typer.Typer) -> None:
         ] = None,
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Also write the diagnostics as JSON here.")
+        ] = None,
+        site_config: Annotated[
+            Path | None,
+            typer.Option("--site-config", help="site.toml for the pre-flight recipe."),
         ] = None,
     ) -> None:
         """Validate a gold corpus; exit non-zero with the list of problems if it is invalid."""
@@ -61,6 +83,7 @@ def register(app: typer.Typer) -> None:
         )
         console.print(diagnostics_table(diagnostics))
         console.print(label_table(diagnostics))
+        print_preflight(preflight(loaded, annotator_settings(site_config)), console)
         if json_out is not None:
             stamped = diagnostics.model_copy(
                 update={

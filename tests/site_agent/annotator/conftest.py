@@ -65,8 +65,9 @@ def encoder_dir(
 
 
 FAST = AnnotatorSettings(
-    epochs=4, batch_size=8, learning_rate=3e-3, chunk_words=24, num_threads=1, seed=3, bf16=False
-)
+    epochs=4, batch_size=8, learning_rate=3e-3, chunk_words=24, num_threads=1, seed=3, bf16=False,
+    min_steps=0, patience=0,
+)  # fmt: skip
 
 
 @pytest.fixture(scope="session")

@@ -146,7 +146,7 @@ def test_a_stalled_run_is_restarted_with_the_next_seed(
     real_fit = train_module._fit
 
     def fit(*args: Any, **kwargs: Any) -> Any:
-        seeds.append(args[4].seed)
+        seeds.append(args[4].seed)  # the run settings
         return real_fit(*args, **kwargs)
 
     monkeypatch.setattr(train_module, "_fit", fit)
@@ -198,3 +198,35 @@ def test_frozen_embeddings_stay_as_pre_trained(
     assert (after["bert." + key.removeprefix("bert.")] == before[key]).all()
     layer = next(k for k in before if k.endswith("layer.0.attention.self.query.weight"))
     assert not (after["bert." + layer.removeprefix("bert.")] == before[layer]).all()
+
+
+@pytest.mark.parametrize(
+    ("best_f1", "since_best", "patience", "scored", "stop"),
+    [
+        (0.6, 3, 3, True, True),
+        (0.6, 2, 3, True, False),
+        (0.0, 9, 3, True, False),  # nothing found yet: keep going (sparse PHI starts late)
+        (0.6, 9, 0, True, False),  # patience 0: off
+        (0.6, 9, 3, False, False),  # no validation corpus: nothing to judge by
+    ],
+)
+def test_early_stop_needs_a_found_entity_and_patience(
+    best_f1: float, since_best: int, patience: int, scored: bool, stop: bool
+) -> None:
+    from site_agent.annotator.train import _no_progress
+
+    assert _no_progress(best_f1, since_best, patience, scored) is stop
+
+
+def test_training_stops_early_once_validation_f1_stalls(
+    pattern_corpora: tuple[Corpus, Corpus], encoder_dir: Path, tmp_path: Path
+) -> None:
+    from site_agent.annotator import train_annotator
+
+    train, validation = pattern_corpora
+    settings = FAST.model_copy(update={"epochs": 30, "patience": 1, "stall_restarts": 0})
+    record = train_annotator(train, validation, encoder_dir, settings, tmp_path / "m").record
+    recipe = record.recipe
+    assert recipe is not None and recipe.epochs == 30
+    assert recipe.patience == 8  # at least a quarter of the planned epochs
+    assert record.stopped_early and len(record.epochs) == record.best_epoch + 8

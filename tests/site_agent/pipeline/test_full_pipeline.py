@@ -46,7 +46,7 @@ def site(meddocan_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
             "annotator": {
                 "base_model": str(encoder),
                 "min_validation_recall": 0.0,
-                "training": {"epochs": 1, "batch_size": 8},
+                "training": {"epochs": 1, "batch_size": 8, "min_steps": 0},
             },
             "adapt": {
                 "base_model": str(generator),

@@ -33,3 +33,8 @@ def test_site_report_markdown_shows_the_gap() -> None:
     assert "| PER | 1.000 | 0.000 |" in text
     assert "| documents | 4.000 | 1.000 |" in text
     assert "| PII document share | 1.000 | 0.000 |" in text
+    assert "stalled" not in text
+
+    note = "gold annotator: stalled on predicting only O and was restarted 1 time(s)"
+    noted = render_markdown(report.model_copy(update={"annotator_notes": (note,)}))
+    assert f"- {note}" in noted
