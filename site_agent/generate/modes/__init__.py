@@ -21,8 +21,8 @@ def register_mode(mode: GenerationMode) -> GenerationMode:
 
 
 def _ensure_modes() -> None:
-    if not _MODES:
-        from site_agent.generate.modes import annotate, tagged, template  # noqa: F401
+    """Import the built-in modes (each registers itself; a no-op once imported)."""
+    from site_agent.generate.modes import annotate, tagged, template  # noqa: F401
 
 
 def mode_names() -> list[str]:

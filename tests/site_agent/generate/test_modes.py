@@ -13,7 +13,8 @@ from pydantic import ValidationError
 from protocol import Corpus, Document, Span
 from shared.errors import ConfigError
 from site_agent.adapt.data import training_texts
-from site_agent.generate import GenerationSettings, backend as backend_registry
+from site_agent.generate import GenerationSettings
+from site_agent.generate import backend as backend_registry
 from site_agent.generate import stage as generate_stage
 from site_agent.generate.backend import PromptJob
 from site_agent.generate.modes import SeedNotes, mode_for, mode_names
@@ -33,7 +34,9 @@ def _note(doc_id: str, text: str) -> Document:
     for surface in PLANTED:
         at = text.find(surface)
         if at >= 0:
-            spans.append(Span(start=at, end=at + len(surface), label=DATE if "/" in surface else NAME))
+            spans.append(
+                Span(start=at, end=at + len(surface), label=DATE if "/" in surface else NAME)
+            )
     return Document(id=doc_id, text=text, spans=tuple(spans))
 
 
@@ -108,7 +111,8 @@ def test_notes_that_open_with_an_identifier_prompt_with_a_surrogate() -> None:
 
 
 @pytest.mark.parametrize(
-    ("mode", "marker"), [("annotate", None), ("tagged", f"<{NAME}>"), ("template", f"{{{{{NAME}:1}}}}")]
+    ("mode", "marker"),
+    [("annotate", None), ("tagged", f"<{NAME}>"), ("template", f"{{{{{NAME}:1}}}}")],
 )
 def test_prompts_render_as_the_mode_renders_training_notes(mode: str, marker: str | None) -> None:
     render = prompt_renderer(mode_for(mode), PseudonymiseSettings())
@@ -159,3 +163,18 @@ def test_tagged_mode_reads_the_generators_tags_as_spans(tmp_path: Path) -> None:
         assert "Ana" in [doc.surface(s) for s in doc.spans]
     assert summary["malformed_tags"] == 0 and summary["well_formed_pairs"] >= len(corpus)
     assert corpus.provenance.notes["mode"] == "tagged"
+
+
+def test_synthesize_refuses_an_unknown_mode_before_running(tmp_path: Path) -> None:
+    import subprocess
+
+    result = subprocess.run(
+        ["site-agent", "synthesize", "--demo", "--mode", "free", "--work-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 78
+    assert "[generation -> mode] unknown generation mode 'free'" in result.stderr
+    assert "fix:" in result.stderr
+    assert not list(tmp_path.rglob("stage.json"))  # no stage ran

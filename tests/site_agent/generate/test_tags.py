@@ -27,7 +27,9 @@ def documents(draw: st.DrawFn) -> Document:
     for _ in range(draw(st.integers(0, 4))):
         before, surface = draw(PLAIN), draw(SURFACE)
         start = length + len(before)
-        spans.append(Span(start=start, end=start + len(surface), label=draw(st.sampled_from(LABELS))))
+        spans.append(
+            Span(start=start, end=start + len(surface), label=draw(st.sampled_from(LABELS)))
+        )
         pieces += [before, surface]
         length = start + len(surface)
     pieces.append(draw(PLAIN))
@@ -43,9 +45,7 @@ def test_tags_read_back_to_the_same_text_and_spans(doc: Document) -> None:
 
 
 def test_inserted_tags_wrap_each_surface() -> None:
-    doc = Document(
-        id="d", text="Dr. Ana vio a Luis", spans=(Span(start=4, end=7, label="FECHAS"),)
-    )
+    doc = Document(id="d", text="Dr. Ana vio a Luis", spans=(Span(start=4, end=7, label="FECHAS"),))
     assert insert_tags(doc) == "Dr. <FECHAS>Ana</FECHAS> vio a Luis"
 
 

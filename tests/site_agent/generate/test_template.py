@@ -61,7 +61,9 @@ def test_placeholders_number_each_label_and_repeat_a_surface() -> None:
         ("Visto por {{nombre}} ayer.", "malformed placeholder"),
     ],
 )
-def test_templates_are_validated_against_the_allow_list(generated: str, problem: str | None) -> None:
+def test_templates_are_validated_against_the_allow_list(
+    generated: str, problem: str | None
+) -> None:
     assert read_template(generated, ALLOWED).problem == problem
 
 
