@@ -16,6 +16,7 @@ from shared.corpus_io import read_corpus
 from site_agent.adapt.data import training_texts
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.config import SiteConfig
+from site_agent.generate.modes import mode_for
 from site_agent.pipeline.progress import ProgressBars
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 
@@ -31,10 +32,12 @@ def run(
     from site_agent.adapt.train import adapt_generator
     from site_agent.models import resolve_model
 
-    texts = training_texts(read_corpus(train_path), mode)
+    train = read_corpus(train_path)
+    texts = training_texts(train, mode)
+    tokens = mode_for(mode).added_tokens(train)
     model = str(resolve_model(settings.base_model, allow_fetch=True))
     bars = ProgressBars(progress, "adapt steps")
-    return Path(adapt_generator(texts, model, settings, out_dir, bars.count).adapter_dir)
+    return Path(adapt_generator(texts, model, settings, out_dir, bars.count, tokens).adapter_dir)
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from protocol import Document
+from protocol import Corpus, Document
 
 PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*):(\d+)\}\}")
 BRACES = re.compile(r"\{\{|\}\}")
@@ -35,6 +35,14 @@ def insert_placeholders(doc: Document) -> str:
         cursor = span.end
     pieces.append(doc.text[cursor:])
     return "".join(pieces)
+
+
+def placeholder_tokens(train: Corpus) -> tuple[str, ...]:
+    """Every placeholder the training notes use (added to the generator's vocabulary)."""
+    found = {
+        m.group() for doc in train.documents for m in PLACEHOLDER.finditer(insert_placeholders(doc))
+    }
+    return tuple(sorted(found))
 
 
 @dataclass(frozen=True)

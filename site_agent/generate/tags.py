@@ -39,6 +39,11 @@ def insert_tags(doc: Document) -> str:
     return "".join(pieces)
 
 
+def tag_tokens(labels: frozenset[str]) -> tuple[str, ...]:
+    """The open and closing tag of every label (added to the generator's vocabulary)."""
+    return tuple(tag for label in sorted(labels) for tag in (f"<{label}>", f"</{label}>"))
+
+
 @dataclass
 class TagReading:
     """A generated note with its tags stripped: text, spans, and how many tags were bad."""

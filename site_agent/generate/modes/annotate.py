@@ -19,6 +19,9 @@ class MachineAnnotated:
     def render(self, doc: Document) -> str:
         return doc.text
 
+    def added_tokens(self, train: Corpus) -> tuple[str, ...]:
+        return ()
+
     def label(self, generated: Corpus, seeds: SeedNotes, settings: GenerationSettings) -> Labelled:
         docs = list(generated.documents)
         return Labelled(corpus=with_documents(generated, docs, frozenset(), mode=self.name))

@@ -59,6 +59,10 @@ class GenerationMode(Protocol):
         """The text the generator sees for ``doc`` (adaptation text and prompts)."""
         ...
 
+    def added_tokens(self, train: Corpus) -> tuple[str, ...]:
+        """Markers the generator's vocabulary gains as whole tokens (tags, placeholders)."""
+        ...
+
     def label(self, generated: Corpus, seeds: SeedNotes, settings: GenerationSettings) -> Labelled:
         """The generated notes as the mode's synthetic corpus."""
         ...

@@ -13,7 +13,7 @@ from protocol import Corpus, Document
 from site_agent.generate.modes import register_mode
 from site_agent.generate.modes.base import Labelled, SeedNotes, SpanSource, with_documents
 from site_agent.generate.settings import GenerationSettings
-from site_agent.generate.tags import insert_tags, read_tags
+from site_agent.generate.tags import insert_tags, read_tags, tag_tokens
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,9 @@ class Tagged:
 
     def render(self, doc: Document) -> str:
         return insert_tags(doc)
+
+    def added_tokens(self, train: Corpus) -> tuple[str, ...]:
+        return tag_tokens(SeedNotes(train).labels)
 
     def label(self, generated: Corpus, seeds: SeedNotes, settings: GenerationSettings) -> Labelled:
         allowed = seeds.labels

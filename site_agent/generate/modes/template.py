@@ -23,6 +23,7 @@ from site_agent.generate.placeholders import (
     PLACEHOLDER,
     Template,
     insert_placeholders,
+    placeholder_tokens,
     read_template,
 )
 from site_agent.generate.settings import GenerationSettings
@@ -52,6 +53,9 @@ class TemplateOnly:
 
     def render(self, doc: Document) -> str:
         return insert_placeholders(doc)
+
+    def added_tokens(self, train: Corpus) -> tuple[str, ...]:
+        return placeholder_tokens(train)
 
     def label(self, generated: Corpus, seeds: SeedNotes, settings: GenerationSettings) -> Labelled:
         pool = shape_pool(seeds.train)
