@@ -5,7 +5,8 @@
 
 With no models named, tiny random-weight models are built from the slice (the generator's
 tokenizer learns the mode's tags or placeholders): the pipeline runs end to end in seconds,
-and the notes are noise, so a high malformed-tag rate is expected. One row per mode: notes,
+and the notes are noise, so a high malformed-tag rate is expected (the adapt stage adds the
+mode's tags or placeholders to the generator's vocabulary as whole tokens). One row per mode: notes,
 spans and where they came from, what reading the generated notes found (malformed tags,
 refused templates, duplicates), the audit verdict and the synthetic annotator's token F1.
 Not a test: the numbers depend on the models, the steps and the machine.
@@ -28,7 +29,7 @@ sys.path.insert(0, str(ROOT))  # this checkout, not an installed copy
 from shared.corpus_io import read_corpus  # noqa: E402
 from shared.signing import generate_signing_key  # noqa: E402
 from site_agent.config import build_site_config  # noqa: E402
-from site_agent.generate.modes import mode_for, mode_names  # noqa: E402
+from site_agent.generate.modes import mode_names  # noqa: E402
 from site_agent.pipeline import folder_of, read_record, run_pipeline  # noqa: E402
 
 MEDDOCAN = ROOT.parent / "shared" / "data" / "meddocan"
@@ -49,8 +50,7 @@ def models_for(mode: str, corpus: Path, root: Path, args: argparse.Namespace) ->
 
     notes = read_corpus(corpus).documents
     encoder = args.annotator or str(tiny_encoder(root / "encoder", [d.text for d in notes]))
-    rendered = [mode_for(mode).render(d) for d in notes]
-    generator = args.generator or str(tiny_causal_lm(root / "generator", rendered))
+    generator = args.generator or str(tiny_causal_lm(root / "generator", [d.text for d in notes]))
     return generator, encoder
 
 
@@ -145,7 +145,7 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     args = parser.parse_args()
     rows = [run_mode(mode, args) for mode in args.modes]
-    Console().print(table(rows))
+    Console(width=150).print(table(rows))
     for row in rows:
         print(row["mode"], json.dumps(row["generate"], ensure_ascii=False))
 

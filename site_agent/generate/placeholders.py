@@ -3,8 +3,9 @@
 Before the generator sees a note, every span becomes a placeholder of its label, numbered
 per label in order of first appearance; the same surface in one note keeps one number, so a
 patient named twice is ``{{NOMBRE_SUJETO_ASISTENCIA:1}}`` twice. The generator only ever
-reads and writes placeholders, never an identifier. Placeholders are plain text (no new
-vocabulary), read back from decoded text.
+reads and writes placeholders, never an identifier. Every placeholder of the training notes
+is one token of the adapted generator (``placeholder_tokens``); they are read back from the
+decoded text.
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 
 The generator is adapted on notes whose spans are wrapped in tags, so the notes it writes
 carry their own labels. Reading a generated note strips the tags and records each tagged
-surface as a span at its exact offset in the stripped text. Tags are plain text, not new
-vocabulary: the base model, its tokenizer and every backend (transformers, CTranslate2,
-vLLM) serve the adapter unchanged, and parsing works on decoded text, so how a backend
-splits a tag into tokens never moves an offset.
+surface as a span at its exact offset in the stripped text. Each tag is one token of the
+adapted generator (``tag_tokens``, added by ``site_agent.adapt.vocabulary``); parsing works
+on the decoded text, so offsets do not depend on tokens at all.
 
 Malformed tags are repaired by dropping them (their text stays, unlabelled): a closing tag
 with no open one, an open tag never closed or followed by another open tag, a closing tag

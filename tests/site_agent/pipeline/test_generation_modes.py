@@ -12,7 +12,7 @@ import pytest
 from shared.corpus_io import read_corpus
 from shared.signing import generate_signing_key
 from site_agent.config import SiteConfig, build_site_config
-from site_agent.generate.modes import mode_for
+from site_agent.generate.merge import adds_tokens
 from site_agent.pipeline import folder_of, read_record, run_pipeline, stage_artifact
 from site_agent.pipeline.registry import STAGES
 from tests.tiny_models import tiny_causal_lm, tiny_encoder
@@ -30,8 +30,8 @@ def site(
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     notes = read_corpus(corpus).documents
     encoder = tiny_encoder(root / "encoder", [d.text for d in notes])
-    # the generator's tokenizer learns the mode's tags or placeholders, as a real one would
-    generator = tiny_causal_lm(root / "generator", [mode_for(mode).render(d) for d in notes])
+    # the adapt stage adds the mode's tags or placeholders to this tokenizer as whole tokens
+    generator = tiny_causal_lm(root / "generator", [d.text for d in notes])
     private = root / "keys" / "site.pem"
     generate_signing_key(private, root / "keys" / "site.pub.pem")
     config = build_site_config(
@@ -76,6 +76,8 @@ def test_every_stage_completes_and_records_the_mode(site: SiteConfig) -> None:
     for name in ("adapt", "generate", "annotate"):
         record = read_record(folder_of(site.work_dir, name))
         assert record is not None and record.summary["mode"] == mode, name
+    adapter = stage_artifact(site.work_dir, "adapt", "adapter")
+    assert adapter is not None and adds_tokens(adapter)  # the mode's markers, whole tokens
     annotate = read_record(folder_of(site.work_dir, "annotate"))
     assert annotate is not None and annotate.summary["spans_from"] == "generator"
     audit = read_record(folder_of(site.work_dir, "audit"))
