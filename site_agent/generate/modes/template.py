@@ -59,27 +59,10 @@ class TemplateOnly:
 
     def label(self, generated: Corpus, seeds: SeedNotes, settings: GenerationSettings) -> Labelled:
         pool = shape_pool(seeds.train)
-        accepted: list[tuple[str, Template]] = []
-        refused: dict[str, int] = {}
-        for doc in generated.documents:
-            template = read_template(doc.text, frozenset(pool))
-            problem = template.problem or identifier_like(template)
-            if problem is not None:
-                reason = problem.split(":")[0]
-                refused[reason] = refused.get(reason, 0) + 1
-                continue
-            accepted.append((doc.id, template))
+        accepted, refused = validated(generated, frozenset(pool))
         filled = fill_templates(accepted, pool, seeds.surrogates, settings.seed)
         meta = {d.id: d.meta for d in generated.documents}
-        notes = [
-            Document(
-                id=n.document.id,
-                text=n.document.text,
-                spans=n.document.spans,
-                meta=meta[n.document.id],
-            )
-            for n in filled
-        ]
+        notes = [n.document.model_copy(update={"meta": meta[n.document.id]}) for n in filled]
         seed_texts = [d.text for d in seeds.train.documents]
         unique = deduplicate(notes, seed_texts, settings.near_duplicate_jaccard)
         kept = pii_mix(unique.kept, settings.pii_fraction)
@@ -94,6 +77,23 @@ class TemplateOnly:
         }
         corpus = with_documents(generated, kept, frozenset(pool), mode=self.name)
         return Labelled(corpus=corpus, summary=summary)
+
+
+def validated(
+    generated: Corpus, allowed: frozenset[str]
+) -> tuple[list[tuple[str, Template]], dict[str, int]]:
+    """(document id, template) of every acceptable note, and how many were refused, by reason."""
+    accepted: list[tuple[str, Template]] = []
+    refused: dict[str, int] = {}
+    for doc in generated.documents:
+        template = read_template(doc.text, allowed)
+        problem = template.problem or identifier_like(template)
+        if problem is None:
+            accepted.append((doc.id, template))
+        else:
+            reason = problem.split(":")[0]
+            refused[reason] = refused.get(reason, 0) + 1
+    return accepted, refused
 
 
 register_mode(TemplateOnly())
