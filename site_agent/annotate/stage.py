@@ -32,10 +32,7 @@ def _machine(model_dir: Path, corpus: Corpus, progress: Progress | None) -> Corp
 
 
 def _generated(model_dir: Path, corpus: Corpus, progress: Progress | None) -> Corpus:
-    notes = {**corpus.provenance.notes, "spans_from": "generator"}
-    return corpus.model_copy(
-        update={"provenance": corpus.provenance.model_copy(update={"notes": notes})}
-    )
+    return corpus
 
 
 LABELLERS: dict[SpanSource, Labeller] = {"annotator": _machine, "generator": _generated}
@@ -50,8 +47,11 @@ def run(
     progress: Progress | None = None,
 ) -> int:
     """Write the labelled corpus; return how many spans it holds."""
-    labeller = LABELLERS[mode_for(mode).spans]
-    annotated = labeller(model_dir, read_corpus(corpus_path), progress)
+    source = mode_for(mode).spans
+    annotated = LABELLERS[source](model_dir, read_corpus(corpus_path), progress)
+    notes = {**annotated.provenance.notes, "mode": mode, "spans_from": source}
+    provenance = annotated.provenance.model_copy(update={"notes": notes})
+    annotated = annotated.model_copy(update={"provenance": provenance})
     write_corpus(annotated, out_path)
     return sum(len(d.spans) for d in annotated.documents)
 

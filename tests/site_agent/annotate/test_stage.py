@@ -53,3 +53,5 @@ def test_annotate_mode_asks_the_annotator(tmp_path: Path, monkeypatch: pytest.Mo
     write_corpus(CORPUS, source)
     stage.run(tmp_path / "model", source, tmp_path / "out.jsonl", "annotate")
     assert asked == [tmp_path / "model"]
+    notes = read_corpus(tmp_path / "out.jsonl").provenance.notes
+    assert (notes["mode"], notes["spans_from"]) == ("annotate", "annotator")

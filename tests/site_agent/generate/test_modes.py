@@ -178,3 +178,25 @@ def test_synthesize_refuses_an_unknown_mode_before_running(tmp_path: Path) -> No
     assert "[generation -> mode] unknown generation mode 'free'" in result.stderr
     assert "fix:" in result.stderr
     assert not list(tmp_path.rglob("stage.json"))  # no stage ran
+
+
+@pytest.mark.parametrize(("tag_errors", "kept"), [("repair", 2), ("reject", 1)])
+def test_tagged_mode_repairs_or_rejects_notes_with_malformed_tags(
+    tag_errors: str, kept: int
+) -> None:
+    generated = Corpus(
+        documents=(
+            Document(id="g1", text=f"Vino <{NAME}>Ana Gil</{NAME}> hoy."),
+            Document(id="g2", text=f"Vino <{NAME}>Ana</{DATE}> y <{NAME}>Luis"),
+        )
+    )
+    settings = GenerationSettings(mode="tagged", tag_errors=tag_errors)
+    labelled = mode_for("tagged").label(generated, SeedNotes(TRAIN), settings)
+    docs = labelled.corpus.documents
+    assert len(docs) == kept
+    assert docs[0].text == "Vino Ana Gil hoy." and docs[0].surface(docs[0].spans[0]) == "Ana Gil"
+    if kept == 2:
+        assert (docs[1].text, docs[1].spans) == ("Vino Ana y Luis", ())
+    assert labelled.summary["malformed_tags"] == 3 and labelled.summary["well_formed_pairs"] == 1
+    assert labelled.summary["malformed_tag_rate"] == pytest.approx(3 / 5)
+    assert labelled.summary["rejected_documents"] == 2 - kept
