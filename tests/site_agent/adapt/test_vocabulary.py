@@ -62,21 +62,3 @@ def test_untied_output_rows_are_trained_too(tmp_path: Path) -> None:
     for arch, expected in (("llama", {"embed_tokens", "lm_head"}), ("gpt2", {"wte"})):
         model = AutoModelForCausalLM.from_pretrained(tiny_causal_lm(tmp_path / arch, [], arch=arch))
         assert set(trainable_rows(model, [1, 2])) == expected, arch
-
-
-def test_a_new_row_starts_as_the_mean_of_its_former_pieces(tmp_path: Path) -> None:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from site_agent.adapt.vocabulary import add_tokens
-
-    base = tiny_causal_lm(tmp_path / "lm", ["Dr. Gil vino el 3/4/20."])
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    model = AutoModelForCausalLM.from_pretrained(base)
-    pieces = tokenizer("<FECHAS>", add_special_tokens=False)["input_ids"]
-    assert len(pieces) > 1
-    before_in = model.get_input_embeddings().weight[pieces].mean(dim=0).clone()
-    before_out = model.get_output_embeddings().weight[pieces].mean(dim=0).clone()
-    (new,) = add_tokens(tokenizer, model, ["<FECHAS>"])
-    assert tokenizer.tokenize("x<FECHAS>y").count("<FECHAS>") == 1
-    assert torch.allclose(model.get_input_embeddings().weight[new], before_in)
-    assert torch.allclose(model.get_output_embeddings().weight[new], before_out)
