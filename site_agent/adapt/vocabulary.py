@@ -11,7 +11,9 @@ from typing import Any
 
 def add_tokens(tokenizer: Any, model: Any, tokens: Sequence[str]) -> list[int]:
     """Add ``tokens`` as whole (non-special, so decoded) tokens; resize the embeddings; return
-    their ids."""
+    their ids. New rows start from the model's own initialisation (seeded): starting them at
+    the mean of the pieces they replace made SmolLM2 write broken placeholders (``{{`` as
+    text) in template mode after a short adaptation."""
     from tokenizers import AddedToken
 
     tokenizer.add_tokens([AddedToken(t, normalized=False) for t in tokens])
