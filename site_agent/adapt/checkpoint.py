@@ -46,7 +46,8 @@ def save_checkpoint(
     target = root / f"step-{step:07d}"
     with atomic_directory(target) as tmp:
         weights = {
-            k: v.detach().cpu().contiguous() for k, v in get_peft_model_state_dict(model).items()
+            k: v.detach().cpu().contiguous()
+            for k, v in get_peft_model_state_dict(model, save_embedding_layers=False).items()
         }
         save_file(weights, str(tmp / WEIGHTS_FILE))
         state = {

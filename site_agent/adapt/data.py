@@ -5,6 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from protocol import Corpus
+
+
+def training_texts(train: Corpus, mode: str) -> list[str]:
+    """The (pseudonymised) training notes as the generation ``mode`` renders them: unchanged,
+    tagged, or with placeholders; only this text reaches the generator."""
+    from site_agent.generate.modes import mode_for
+
+    render = mode_for(mode).render
+    return [render(doc) for doc in train.documents]
+
 
 def tokenise_documents(texts: Sequence[str], tokenizer: Any, max_length: int) -> list[list[int]]:
     """Token windows covering each document in full (BOS/EOS added), none longer than max_length.

@@ -22,8 +22,14 @@ def load_base(reference: Any, plan: LoadPlan) -> tuple[Any, Any]:
     return tokenizer, model
 
 
-def attach_lora(model: Any, settings: AdaptSettings, plan: LoadPlan) -> Any:
-    """LoRA on the chosen linear layers; k-bit preparation first when the base is 4-bit."""
+def attach_lora(
+    model: Any,
+    settings: AdaptSettings,
+    plan: LoadPlan,
+    trainable_tokens: dict[str, list[int]] | None = None,
+) -> Any:
+    """LoRA on the chosen linear layers, plus the embedding rows of added tokens; k-bit
+    preparation first when the base is 4-bit."""
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
 
     if plan.quantization == "nf4":
@@ -40,5 +46,6 @@ def attach_lora(model: Any, settings: AdaptSettings, plan: LoadPlan) -> Any:
         target_modules=list(target_modules_for(model, settings.target_modules)),
         bias="none",
         task_type="CAUSAL_LM",
+        trainable_token_indices=trainable_tokens or None,
     )
     return get_peft_model(model, config)

@@ -76,12 +76,18 @@ def finish(
     train_seconds: float,
     n_windows: int,
     n_documents: int,
+    tokenizer: Any = None,
 ) -> AdaptResult:
     """Save the adapter atomically, write ``adapt.json``, drop the checkpoints."""
     adapter_dir = out / ADAPTER_DIR
     with atomic_directory(adapter_dir) as tmp:
-        # No tokenizer copy: it is the base model's, and vLLM warns on per-LoRA tokenizers.
-        model.save_pretrained(tmp)
+        # A tokenizer only when the adapter added tokens (else it is the base model's, and
+        # vLLM warns on per-LoRA tokenizers).
+        # Added tokens travel as their trained rows (PEFT trainable tokens), not as whole
+        # embedding matrices: the base is resized to the tokenizer when the adapter loads.
+        model.save_pretrained(tmp, save_embedding_layers=False)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp)
     trained_steps = total - (resumed_from or 0)
     result = AdaptResult(
         adapter_dir=adapter_dir.resolve(),

@@ -1,4 +1,9 @@
-"""Stage 4, adapt: LoRA/QLoRA domain adaptation of the generator on pseudonymised text."""
+"""Stage 4, adapt: LoRA/QLoRA domain adaptation of the generator on pseudonymised text.
+
+The generation mode renders each training note first (``[generation] mode``): as it is
+(``annotate``), with its identifiers tagged (``tagged``) or replaced by placeholders
+(``template``), so the generator learns to write what the mode reads back.
+"""
 
 from __future__ import annotations
 
@@ -8,34 +13,45 @@ from typing import Any
 from rich.progress import Progress
 
 from shared.corpus_io import read_corpus
+from site_agent.adapt.data import training_texts
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.config import SiteConfig
+from site_agent.generate.modes import mode_for
 from site_agent.pipeline.progress import ProgressBars
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 
 
 def run(
-    train_path: Path, settings: AdaptSettings, out_dir: Path, progress: Progress | None = None
+    train_path: Path,
+    settings: AdaptSettings,
+    out_dir: Path,
+    progress: Progress | None = None,
+    mode: str = "annotate",
 ) -> Path:
-    """The adapter folder trained on the texts of ``train_path`` (spans are not used)."""
+    """The adapter folder trained on the notes of ``train_path`` as ``mode`` renders them."""
     from site_agent.adapt.train import adapt_generator
     from site_agent.models import resolve_model
 
-    texts = [doc.text for doc in read_corpus(train_path).documents]
+    train = read_corpus(train_path)
+    texts = training_texts(train, mode)
+    tokens = mode_for(mode).added_tokens(train)
     model = str(resolve_model(settings.base_model, allow_fetch=True))
     bars = ProgressBars(progress, "adapt steps")
-    return Path(adapt_generator(texts, model, settings, out_dir, bars.count).adapter_dir)
+    return Path(adapt_generator(texts, model, settings, out_dir, bars.count, tokens).adapter_dir)
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
-    return {"adapt": config.adapt, "device": config.device}
+    return {"adapt": config.adapt, "device": config.device, "mode": config.generation.mode}
 
 
 def _run(ctx: StageContext) -> StageOutput:
-    adapter = run(ctx.inputs["pseudonymise.train"], ctx.config.adapt, ctx.stage_dir, ctx.progress)
+    mode = ctx.config.generation.mode
+    adapter = run(
+        ctx.inputs["pseudonymise.train"], ctx.config.adapt, ctx.stage_dir, ctx.progress, mode
+    )
     return StageOutput(
         artifacts={"adapter": adapter},
-        summary={"base_model": ctx.config.adapt.base_model},
+        summary={"base_model": ctx.config.adapt.base_model, "mode": mode},
     )
 
 

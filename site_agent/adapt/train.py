@@ -29,17 +29,30 @@ from site_agent.adapt.quantization import (
 )
 from site_agent.adapt.result import AdaptResult, finish, read_result
 from site_agent.adapt.settings import AdaptSettings
+from site_agent.adapt.vocabulary import add_tokens, trainable_rows
 from site_agent.models import resolve_model
 
 Progress = Callable[[int, int], None]
 """Called after each optimiser step with (steps done, total steps)."""
 
 
-def run_digest(train_texts: Sequence[str], base_model: str, settings: AdaptSettings) -> str:
-    """What identifies a run: settings, base model and the exact training text."""
+def run_digest(
+    train_texts: Sequence[str],
+    base_model: str,
+    settings: AdaptSettings,
+    added_tokens: Sequence[str] = (),
+) -> str:
+    """What identifies a run: settings, base model, the exact training text, added tokens."""
     data = sha256_bytes("\0".join(train_texts).encode())
     settings_json = settings.model_dump(mode="json")
-    return config_digest({"settings": settings_json, "base_model": base_model, "data": data})
+    identity: dict[str, object] = {
+        "settings": settings_json,
+        "base_model": base_model,
+        "data": data,
+    }
+    if added_tokens:
+        identity["added_tokens"] = list(added_tokens)
+    return config_digest(identity)
 
 
 def _micro_batches(
@@ -144,17 +157,19 @@ def adapt_generator(
     settings: AdaptSettings,
     out_dir: str | os.PathLike[str],
     progress: Progress | None = None,
+    added_tokens: Sequence[str] = (),
 ) -> AdaptResult:
     """Fine-tune LoRA adapters for ``base_model`` on ``train_texts``; save them in ``out_dir``.
 
-    Writes ``out_dir/adapter`` (``PeftModel.from_pretrained``-loadable) and
-    ``out_dir/adapt.json``; intermediate state lives in ``out_dir/checkpoints``.
+    Writes ``out_dir/adapter`` (``PeftModel.from_pretrained``-loadable; with its tokenizer
+    when ``added_tokens`` grew the vocabulary) and ``out_dir/adapt.json``; intermediate state
+    lives in ``out_dir/checkpoints``.
     """
     import torch
 
     out = Path(out_dir)
     base_ref = str(base_model)
-    digest = run_digest(train_texts, base_ref, settings)
+    digest = run_digest(train_texts, base_ref, settings, added_tokens)
     done = read_result(out, digest)
     if done is not None:
         return done
@@ -167,11 +182,14 @@ def adapt_generator(
     )
     apply_cpu_threads(settings.cpu_threads, plan.device)
     tokenizer, model = load_base(resolve_model(base_ref), plan)
+    torch.manual_seed(settings.seed)
+    rows = (
+        trainable_rows(model, add_tokens(tokenizer, model, added_tokens)) if added_tokens else None
+    )
     windows = tokenise_documents(train_texts, tokenizer, settings.max_length)
     if not windows:
         raise UsageError("no training text: every document is empty; fix: check the corpus")
-    torch.manual_seed(settings.seed)
-    model = attach_lora(model, settings, plan)
+    model = attach_lora(model, settings, plan, rows)
     per_step = settings.batch_size * settings.gradient_accumulation
     steps_per_epoch = math.ceil(len(windows) / per_step)
     total = settings.epochs * steps_per_epoch
@@ -208,4 +226,5 @@ def adapt_generator(
         train_seconds=train_seconds,
         n_windows=len(windows),
         n_documents=len(train_texts),
+        tokenizer=tokenizer if added_tokens else None,
     )

@@ -1,39 +1,75 @@
-"""Stage 6, annotate: the gold annotator labels the PII in the synthetic notes."""
+"""Stage 6, annotate: the synthetic notes get their PII spans.
+
+Who labels them is the generation mode's choice (``[generation] mode``): the gold-trained
+annotator (``annotate``, seed 000) or the generator itself, whose tags or filled
+placeholders became the spans in the generate stage (``tagged``, ``template``); those spans
+are kept as they are, not re-annotated. Either way this stage's corpus is what the privacy
+audit reads.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.progress import Progress
 
+from protocol import Corpus
 from shared.corpus_io import read_corpus, write_corpus
 from site_agent.annotator.encoder import annotate_corpus
 from site_agent.config import SiteConfig
+from site_agent.generate.modes import SpanSource, mode_for
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 
 CORPUS_FILE = "synthetic.annotated.jsonl"
 
+Labeller = Callable[[Path, Corpus, "Progress | None"], Corpus]
+
+
+def _machine(model_dir: Path, corpus: Corpus, progress: Progress | None) -> Corpus:
+    return annotate_corpus(model_dir, corpus, progress)
+
+
+def _generated(model_dir: Path, corpus: Corpus, progress: Progress | None) -> Corpus:
+    return corpus
+
+
+LABELLERS: dict[SpanSource, Labeller] = {"annotator": _machine, "generator": _generated}
+"""Who labels the synthetic notes, by the mode's span source."""
+
 
 def run(
-    model_dir: Path, corpus_path: Path, out_path: Path, progress: Progress | None = None
+    model_dir: Path,
+    corpus_path: Path,
+    out_path: Path,
+    mode: str = "annotate",
+    progress: Progress | None = None,
 ) -> int:
-    """Write the machine-annotated corpus; return how many spans were found."""
-    annotated = annotate_corpus(model_dir, read_corpus(corpus_path), progress)
+    """Write the labelled corpus; return how many spans it holds."""
+    source = mode_for(mode).spans
+    annotated = LABELLERS[source](model_dir, read_corpus(corpus_path), progress)
+    notes = {**annotated.provenance.notes, "mode": mode, "spans_from": source}
+    provenance = annotated.provenance.model_copy(update={"notes": notes})
+    annotated = annotated.model_copy(update={"provenance": provenance})
     write_corpus(annotated, out_path)
     return sum(len(d.spans) for d in annotated.documents)
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
-    return {"device": config.device}
+    return {"device": config.device, "mode": config.generation.mode}
 
 
 def _run(ctx: StageContext) -> StageOutput:
     out_path = ctx.stage_dir / CORPUS_FILE
+    mode = ctx.config.generation.mode
     spans = run(
-        ctx.inputs["annotator.model"], ctx.inputs["generate.corpus"], out_path, ctx.progress
+        ctx.inputs["annotator.model"], ctx.inputs["generate.corpus"], out_path, mode, ctx.progress
     )
-    return StageOutput(artifacts={"corpus": out_path}, summary={"spans": spans})
+    source = mode_for(mode).spans
+    return StageOutput(
+        artifacts={"corpus": out_path}, summary={"spans": spans, "mode": mode, "spans_from": source}
+    )
 
 
 STAGE = Stage(
@@ -41,5 +77,5 @@ STAGE = Stage(
     run=_run,
     settings=_settings,
     inputs=("annotator.model", "generate.corpus"),
-    description="machine-annotate the synthetic notes",
+    description="label the synthetic notes (annotator, or the generator's own spans)",
 )

@@ -27,7 +27,7 @@ from typing import Any
 from shared.atomic import atomic_directory, atomic_write_text
 from shared.provenance import sha256_tree
 from site_agent.generate.backend import PromptJob, per_job, sample_rows
-from site_agent.generate.merge import merge_adapter
+from site_agent.generate.merge import merge_adapter, tokenizer_source
 from site_agent.generate.settings import GenerationSettings
 from site_agent.models.cache import cache_root
 
@@ -100,7 +100,7 @@ class CT2Backend:
             inter_threads=1,
             intra_threads=threads,
         )
-        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_source(model, adapter))
         self.settings = settings
         self.max_new_tokens = max_new_tokens
         self.tokens_generated = 0

@@ -57,20 +57,16 @@ class HFBackend:
         max_new_tokens: int,
     ) -> None:
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
 
         from site_agent.adapt.quantization import apply_cpu_threads
+        from site_agent.generate.merge import load_adapted
 
         cuda = torch.cuda.is_available()
         apply_cpu_threads(settings.cpu_threads, "cuda" if cuda else "cpu")
-        self.tokenizer = AutoTokenizer.from_pretrained(model, padding_side="left")
+        self.tokenizer, loaded = load_adapted(model, adapter, dtype=_dtype(cuda))
+        self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        loaded: Any = AutoModelForCausalLM.from_pretrained(model, dtype=_dtype(cuda))
-        if adapter is not None:
-            from peft import PeftModel
-
-            loaded = PeftModel.from_pretrained(loaded, adapter).merge_and_unload()
         self.model = loaded.to("cuda" if cuda else "cpu").eval()
         self.kwargs = hf_generation_kwargs(settings, max_new_tokens)
         self.kwargs["pad_token_id"] = self.tokenizer.pad_token_id

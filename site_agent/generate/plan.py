@@ -1,5 +1,10 @@
 """What to generate: prompts (first words of validation notes), how many samples each, ids.
 
+A prompt is the opening of a validation note, extended to the end of any identifier its
+last word cuts into; a renderer (the stage's: surrogates, then the mode's rendering) turns
+those openings into prompt text, so that notes that start with an identifier prompt too.
+Without a renderer a prompt stops before the note's first identifier.
+
 This is the only planner: the generate stage and the tests use :func:`plan_for_model`.
 
 Document ids are ``syn-<prompt index>-<sample index>``; batches are cut from the full plan
@@ -9,13 +14,14 @@ in a fixed order, so a resumed run regenerates exactly the batches that are miss
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import model_validator
 
-from protocol import Corpus, Document
+from protocol import Corpus, Document, Span
 from protocol.base import ProtocolModel
 from shared.errors import UsageError
 from site_agent.generate.settings import GenerationSettings
@@ -64,12 +70,43 @@ def prompt_for(doc: Document, words: int) -> str:
     return " ".join(safe.split()[:words])
 
 
-def build_prompts(validation: Corpus, words: int) -> list[str]:
-    """One prompt per validation note that has PII-free opening words."""
-    prompts = [p for p in (prompt_for(d, words) for d in validation.documents) if p]
+PromptRenderer = Callable[[Corpus], list[str]]
+"""Turns note openings (real identifiers still in them) into prompt texts, one per opening."""
+
+_WORD = re.compile(r"\S+")
+
+
+def opening(doc: Document, words: int) -> Document:
+    """The note's first ``words`` words with their spans; a span the cut falls into is kept
+    whole, so no identifier is left half in the prompt."""
+    found = list(_WORD.finditer(doc.text))[:words]
+    if not found:
+        return Document(id=doc.id, text="")
+    begin, end = found[0].start(), found[-1].end()
+    for span in doc.spans:
+        if span.start < end < span.end:
+            end = span.end
+    spans = tuple(
+        Span(start=s.start - begin, end=s.end - begin, label=s.label)
+        for s in doc.spans
+        if s.start >= begin and s.end <= end
+    )
+    return Document(id=doc.id, text=doc.text[begin:end], spans=spans)
+
+
+def build_prompts(
+    validation: Corpus, words: int, render: PromptRenderer | None = None
+) -> list[str]:
+    """One prompt per validation note with opening words (with ``render``), or with
+    PII-free opening words (without)."""
+    if render is None:
+        texts = [prompt_for(d, words) for d in validation.documents]
+    else:
+        texts = render(Corpus(documents=tuple(opening(d, words) for d in validation.documents)))
+    prompts = [p for p in texts if p.strip()]
     if not prompts:
         raise UsageError(
-            "no validation note has PII-free opening words to prompt the generator with; "
+            "no validation note has opening words to prompt the generator with; "
             "fix: raise split.validation_fraction or provide corpus.validation_path"
         )
     return prompts
@@ -106,14 +143,18 @@ def token_budget(validation: Corpus, settings: GenerationSettings, tokenizer: An
 
 
 def plan_generation(
-    validation: Corpus, n_train_documents: int, settings: GenerationSettings, tokenizer: Any
+    validation: Corpus,
+    n_train_documents: int,
+    settings: GenerationSettings,
+    tokenizer: Any,
+    render: PromptRenderer | None = None,
 ) -> GenerationPlan:
-    """The seed study's recipe: prompts from the opening words of validation notes (cut before
-    their first PII span, so that no real identifier seeds a synthetic note), a corpus that is
-    a multiple of the training split (or ``samples_per_prompt`` each), capped by
-    ``max_documents``."""
+    """The seed study's recipe: prompts from the opening words of validation notes (their
+    identifiers rendered by ``render``, or cut off without one, so that no real identifier
+    seeds a synthetic note), a corpus that is a multiple of the training split (or
+    ``samples_per_prompt`` each), capped by ``max_documents``."""
     prompts, samples = plan_amount(
-        n_train_documents, build_prompts(validation, settings.prompt_words), settings
+        n_train_documents, build_prompts(validation, settings.prompt_words, render), settings
     )
     budget = token_budget(validation, settings, tokenizer)
     return GenerationPlan(prompts=tuple(prompts), samples=samples, max_new_tokens=budget)
@@ -124,6 +165,7 @@ def plan_for_model(
     n_train_documents: int,
     model: str | os.PathLike[str],
     settings: GenerationSettings,
+    render: PromptRenderer | None = None,
 ) -> GenerationPlan:
     """:func:`plan_generation` with the token budget counted by ``model``'s own tokenizer
     (loaded only when ``max_new_tokens`` is unset)."""
@@ -134,7 +176,7 @@ def plan_for_model(
         from site_agent.models import resolve_model
 
         tokenizer = AutoTokenizer.from_pretrained(resolve_model(model, allow_fetch=True))
-    return plan_generation(validation, n_train_documents, settings, tokenizer)
+    return plan_generation(validation, n_train_documents, settings, tokenizer, render)
 
 
 def slots(plan: GenerationPlan) -> list[Slot]:

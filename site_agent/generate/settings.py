@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from protocol.base import ProtocolModel
 
@@ -13,12 +13,37 @@ from protocol.base import ProtocolModel
 class GenerationSettings(ProtocolModel):
     """Sampling from the adapted generator, prompted by the first words of validation notes.
 
+    ``mode`` decides where the synthetic notes' spans come from (``generate/modes/``):
+    ``annotate`` (seed 000) the gold-trained annotator labels plain generated notes;
+    ``tagged`` (seed 003) the generator writes ``<LABEL>...</LABEL>`` tags that become the
+    spans; ``template`` (seed 002) the generator writes ``{{LABEL:n}}`` placeholders that a
+    local filler turns into surrogates, so no identifier ever reaches the generator.
+
     Give either ``amount`` (synthetic documents as a multiple of the training split; 4.0 in
     the seed study, 0.05 and 1.0 in its ablations) or ``samples_per_prompt``, not both.
     ``max_new_tokens`` unset means: the longest validation document in the generator's
     tokens, but at least ``min_max_new_tokens``.
     """
 
+    mode: str = Field(
+        "annotate", description="annotate | tagged | template: where the spans come from"
+    )
+    tag_errors: Literal["repair", "reject"] = Field(
+        "repair",
+        description="tagged: drop malformed tags and keep the note (repair) or drop the note",
+    )
+    pii_fraction: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="template: share of notes with at least one identifier; unset: as generated",
+    )
+    near_duplicate_jaccard: float = Field(
+        0.9,
+        gt=0.0,
+        le=1.0,
+        description="template: word 3-gram Jaccard at which a note duplicates a seed or kept note",
+    )
     amount: float | None = Field(4.0, gt=0, description="synthetic documents per training document")
     samples_per_prompt: int | None = Field(
         None, ge=1, description="notes sampled from each prompt (instead of amount)"
@@ -61,6 +86,17 @@ class GenerationSettings(ProtocolModel):
     vllm_gpu_memory_utilization: float = Field(
         0.85, gt=0.0, le=1.0, description="vLLM: share of GPU memory it may take"
     )
+
+    @field_validator("mode")
+    @classmethod
+    def _registered_mode(cls, mode: str) -> str:
+        from site_agent.generate.modes import mode_names
+
+        if mode not in mode_names():
+            raise ValueError(
+                f"unknown generation mode {mode!r}; allowed: {mode_names()}; fix: use one of them"
+            )
+        return mode
 
     @model_validator(mode="after")
     def _one_amount(self) -> GenerationSettings:

@@ -1,9 +1,11 @@
 """Stage 5, generate: sample synthetic notes from the adapted generator.
 
-Prompts are the first ``prompt_words`` words of each validation note, cut before its first
-PII span so that no real identifier seeds a synthetic note (``plan``). The amount is a
-multiple of the training split (4x by default) spread evenly over the prompts. Generation
-resumes from the partial output file after an interruption.
+Prompts are the first ``prompt_words`` words of each validation note with their identifiers
+replaced by surrogates, rendered as the generation mode renders notes (``prompts``, ``plan``),
+so no real identifier seeds a synthetic note. The amount is a multiple of the training split
+(4x by default) spread evenly over the prompts. Generation resumes from the partial output
+file after an interruption. The mode then reads the generated notes into the synthetic
+corpus (``modes/``): plain notes, notes whose tags are the spans, or filled templates.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from rich.progress import Progress
 from protocol import Corpus
 from shared.corpus_io import read_corpus, write_corpus
 from site_agent.config import SiteConfig
+from site_agent.generate.modes import Labelled, SeedNotes, mode_for
 from site_agent.generate.plan import plan_for_model
+from site_agent.generate.prompts import prompt_renderer
 from site_agent.generate.settings import GenerationSettings
 from site_agent.pipeline.progress import ProgressBars
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
@@ -28,27 +32,31 @@ CORPUS_FILE = "synthetic.raw.jsonl"
 def run(
     adapter_dir: Path,
     validation: Corpus,
-    n_train: int,
+    seeds: SeedNotes,
     base_model: str,
     settings: GenerationSettings,
     out_dir: Path,
     progress: Progress | None = None,
-) -> tuple[Corpus, int]:
-    """Sample the planned notes from ``base_model`` + adapter; returns them and the number of
-    prompts. Resumes from a partial store in ``out_dir``."""
+) -> tuple[Labelled, int]:
+    """Sample the planned notes from ``base_model`` + adapter and read them as the mode does;
+    returns the synthetic corpus (with what reading found) and the number of prompts. Resumes
+    from a partial store in ``out_dir``."""
     from site_agent.generate.run import generate_corpus
     from site_agent.models import resolve_model
 
+    mode = mode_for(settings.mode)
     model = str(resolve_model(base_model, allow_fetch=True))
-    plan = plan_for_model(validation, n_train, model, settings)
+    render = prompt_renderer(mode, seeds.surrogates)
+    plan = plan_for_model(validation, len(seeds.train), model, settings, render)
     bars = ProgressBars(progress, "generated notes")
-    corpus = generate_corpus(plan, model, adapter_dir, settings, out_dir / PARTIAL_FILE, bars.count)
-    return corpus, len(plan.prompts)
+    raw = generate_corpus(plan, model, adapter_dir, settings, out_dir / PARTIAL_FILE, bars.count)
+    return mode.label(raw, seeds, settings), len(plan.prompts)
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
     return {
         "generation": config.generation,
+        "surrogates": config.pseudonymise,
         "base_model": config.adapt.base_model,
         "device": config.device,
     }
@@ -56,21 +64,21 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
 
 def _run(ctx: StageContext) -> StageOutput:
     config = ctx.config
-    corpus, prompts = run(
+    seeds = SeedNotes(read_corpus(ctx.inputs["pseudonymise.train"]), config.pseudonymise)
+    labelled, prompts = run(
         ctx.inputs["adapt.adapter"],
         read_corpus(ctx.inputs["split.validation"]),
-        len(read_corpus(ctx.inputs["pseudonymise.train"])),
+        seeds,
         config.adapt.base_model,
         config.generation,
         ctx.stage_dir,
         ctx.progress,
     )
     out_path = ctx.stage_dir / CORPUS_FILE
-    write_corpus(corpus, out_path)
-    return StageOutput(
-        artifacts={"corpus": out_path},
-        summary={"prompts": prompts, "documents": len(corpus)},
-    )
+    write_corpus(labelled.corpus, out_path)
+    summary = {"mode": config.generation.mode, "prompts": prompts}
+    summary |= {"documents": len(labelled.corpus), **labelled.summary}
+    return StageOutput(artifacts={"corpus": out_path}, summary=summary)
 
 
 STAGE = Stage(

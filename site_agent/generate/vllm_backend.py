@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from site_agent.generate.backend import PromptJob
-from site_agent.generate.merge import merge_adapter
+from site_agent.generate.merge import adds_tokens, merge_adapter
 from site_agent.generate.settings import GenerationSettings
 
 SUPPORTED_LORA_RANKS = (8, 16, 32, 64, 128, 256, 320, 512)
@@ -38,6 +38,14 @@ def adapter_rank(adapter: Path) -> int:
     return int(json.loads((adapter / "adapter_config.json").read_text(encoding="utf-8"))["r"])
 
 
+def lora_mode(adapter: Path | None, settings: GenerationSettings) -> str | None:
+    """How vLLM gets the adapter: None without one; ``merge`` when it adds tokens (vLLM's
+    per-request LoRA cannot grow the vocabulary), else ``[generation] lora_mode``."""
+    if adapter is None:
+        return None
+    return "merge" if adds_tokens(adapter) else settings.lora_mode
+
+
 def engine_kwargs(
     model: str | Path, adapter: Path | None, settings: GenerationSettings, max_new_tokens: int
 ) -> dict[str, Any]:
@@ -49,7 +57,7 @@ def engine_kwargs(
         "gpu_memory_utilization": settings.vllm_gpu_memory_utilization,
         "max_model_len": max_new_tokens + 256,
     }
-    if adapter is not None and settings.lora_mode == "request":
+    if adapter is not None and lora_mode(adapter, settings) == "request":
         rank = adapter_rank(adapter)
         kwargs["enable_lora"] = True
         kwargs["max_loras"] = 1
@@ -72,12 +80,13 @@ class VLLMBackend:
         import vllm
 
         self._tmp = None
-        if adapter is not None and settings.lora_mode == "merge":
+        mode = lora_mode(adapter, settings)
+        if adapter is not None and mode == "merge":
             self._tmp = tempfile.TemporaryDirectory(prefix="deid-merged-")
             model = merge_adapter(model, adapter, Path(self._tmp.name))
         self.llm = vllm.LLM(**engine_kwargs(model, adapter, settings, max_new_tokens))
         self.lora_request = None
-        if adapter is not None and settings.lora_mode == "request":
+        if mode == "request":
             from vllm.lora.request import LoRARequest
 
             self.lora_request = LoRARequest(LORA_NAME, 1, str(adapter))

@@ -23,6 +23,7 @@ def cli_overrides(
     annotator: str | None,
     amount: float | None,
     device: str | None,
+    mode: str | None = None,
 ) -> dict[str, Any]:
     """Command-line flags as a partial site config (flags win over the TOML file)."""
     overrides: dict[str, Any] = {}
@@ -34,8 +35,13 @@ def cli_overrides(
         overrides["adapt"] = {"base_model": generator}
     if annotator is not None:
         overrides["annotator"] = {"base_model": annotator}
+    generation: dict[str, Any] = {}
     if amount is not None:
-        overrides["generation"] = {"amount": amount, "samples_per_prompt": None}
+        generation |= {"amount": amount, "samples_per_prompt": None}
+    if mode is not None:
+        generation["mode"] = mode
+    if generation:
+        overrides["generation"] = generation
     if device is not None:
         overrides["device"] = device
     return overrides
@@ -55,6 +61,10 @@ def register(app: typer.Typer) -> None:
             float | None, typer.Option(help="Synthetic docs per training doc (4.0 = 4x).")
         ] = None,
         device: Annotated[str | None, typer.Option(help="auto | cpu | cuda")] = None,
+        mode: Annotated[
+            str | None,
+            typer.Option(help="Generation mode: annotate | tagged | template (overrides toml)."),
+        ] = None,
         profile: Annotated[str | None, typer.Option(help="default | demo")] = None,
         from_stage: Annotated[
             str | None,
@@ -65,7 +75,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Split, pseudonymise, train, adapt, generate, annotate, audit, evaluate, export."""
-        overrides = cli_overrides(corpus, work_dir, generator, annotator, amount, device)
+        overrides = cli_overrides(corpus, work_dir, generator, annotator, amount, device, mode)
         config = config_for_run(site_config, demo=demo, profile=profile, overrides=overrides)
         console = Console(stderr=True)
         report = training_preflight(config)

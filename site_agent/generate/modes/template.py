@@ -1,0 +1,99 @@
+"""``template`` (seed 002): identifiers become typed placeholders before the generator sees a
+note; it writes placeholder text, and a local filler instantiates the placeholders.
+
+Each generated note is validated (placeholders only of allow-listed labels, no stray braces,
+no identifier-like text of its own), filled with surrogates at exact offsets, deduplicated
+against the seed notes and itself, and the share of notes with identifiers is brought to
+``pii_fraction`` when that is set. No real identifier reaches the generator, and the spans
+are exact by construction; the privacy audit still runs on the result.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from protocol import Corpus, Document
+from site_agent.generate.dedup import deduplicate
+from site_agent.generate.fill import fill_templates, shape_pool
+from site_agent.generate.mix import pii_mix
+from site_agent.generate.modes import register_mode
+from site_agent.generate.modes.base import Labelled, SeedNotes, SpanSource, with_documents
+from site_agent.generate.placeholders import (
+    PLACEHOLDER,
+    Template,
+    insert_placeholders,
+    placeholder_tokens,
+    read_template,
+)
+from site_agent.generate.settings import GenerationSettings
+
+IDENTIFIER_LIKE: dict[str, re.Pattern[str]] = {
+    "e-mail address": re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+"),
+    "numeric date": re.compile(r"\b\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\b"),
+    "long number": re.compile(r"\d(?:[\d .-]?\d){6,}"),
+}
+"""Text the generator wrote itself that looks like an identifier: it should have written a
+placeholder, so the note is refused rather than shipped with an unlabelled identifier."""
+
+
+def identifier_like(template: Template) -> str | None:
+    """The kind of identifier-like text outside the placeholders, or None."""
+    plain = PLACEHOLDER.sub(" ", template.text)
+    for kind, pattern in IDENTIFIER_LIKE.items():
+        if pattern.search(plain):
+            return f"identifier-like text ({kind})"
+    return None
+
+
+@dataclass(frozen=True)
+class TemplateOnly:
+    name: str = "template"
+    spans: SpanSource = "generator"
+
+    def render(self, doc: Document) -> str:
+        return insert_placeholders(doc)
+
+    def added_tokens(self, train: Corpus) -> tuple[str, ...]:
+        return placeholder_tokens(train)
+
+    def label(self, generated: Corpus, seeds: SeedNotes, settings: GenerationSettings) -> Labelled:
+        pool = shape_pool(seeds.train)
+        accepted, refused = validated(generated, frozenset(pool))
+        filled = fill_templates(accepted, pool, seeds.surrogates, settings.seed)
+        meta = {d.id: d.meta for d in generated.documents}
+        notes = [n.document.model_copy(update={"meta": meta[n.document.id]}) for n in filled]
+        seed_texts = [d.text for d in seeds.train.documents]
+        unique = deduplicate(notes, seed_texts, settings.near_duplicate_jaccard)
+        kept = pii_mix(unique.kept, settings.pii_fraction)
+        summary = {
+            "placeholders": sum(len(t.placeholders) for _, t in accepted),
+            "refused_documents": refused,
+            "exact_duplicates": unique.exact,
+            "near_duplicates": unique.near,
+            "dropped_for_pii_mix": len(unique.kept) - len(kept),
+            "documents_with_pii": sum(1 for d in kept if d.spans),
+            "documents_without_pii": sum(1 for d in kept if not d.spans),
+        }
+        corpus = with_documents(generated, kept, frozenset(pool), mode=self.name)
+        return Labelled(corpus=corpus, summary=summary)
+
+
+def validated(
+    generated: Corpus, allowed: frozenset[str]
+) -> tuple[list[tuple[str, Template]], dict[str, int]]:
+    """(document id, template) of every acceptable note, and how many were refused, by reason."""
+    accepted: list[tuple[str, Template]] = []
+    refused: dict[str, int] = {}
+    for doc in generated.documents:
+        template = read_template(doc.text, allowed)
+        problem = template.problem or identifier_like(template)
+        if problem is None:
+            accepted.append((doc.id, template))
+        else:
+            reason = problem.split(":")[0]
+            refused[reason] = refused.get(reason, 0) + 1
+    return accepted, refused
+
+
+register_mode(TemplateOnly())

@@ -1,0 +1,64 @@
+"""Tags and placeholders as whole tokens: added to the tokenizer, their embedding rows trained
+with the adapter (tied and untied output layers), and restored exactly when a backend loads
+the adapter onto a freshly resized base."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from site_agent.adapt.settings import AdaptSettings
+from site_agent.adapt.train import adapt_generator
+from site_agent.adapt.vocabulary import trainable_rows
+from site_agent.generate.merge import adds_tokens, load_adapted
+from tests.tiny_models import tiny_causal_lm
+
+TAGS = ("<FECHAS>", "</FECHAS>", "{{FECHAS:1}}")
+TEXTS = ["Dr. Gil vino el <FECHAS>3/4/20</FECHAS>.", "Cita ({{FECHAS:1}}), sin cambios."] * 3
+
+
+@pytest.fixture(scope="module", params=["llama", "gpt2"])
+def adapted(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp(request.param)
+    base = tiny_causal_lm(root / "lm", ["Dr. Gil vino el 3/4/20, sin cambios."], arch=request.param)
+    settings = AdaptSettings(
+        base_model=str(base), batch_size=2, max_steps=3, max_length=32, quantization="none"
+    )
+    result = adapt_generator(TEXTS, str(base), settings, root / "out", added_tokens=TAGS)
+    return base, Path(result.adapter_dir)
+
+
+def test_each_marker_is_one_token_in_any_context(adapted: tuple[Path, Path]) -> None:
+    base, adapter = adapted
+    assert adds_tokens(adapter)
+    tokenizer, _model = load_adapted(base, adapter)
+    for tag in TAGS:
+        for context in (f"Dr. {tag}Gil", f"(x{tag}), y", f"\n{tag}\n"):
+            assert tag in tokenizer.tokenize(context), context
+        ids = tokenizer(f"a {tag}b", add_special_tokens=False)["input_ids"]
+        assert tag in tokenizer.decode(ids)
+
+
+def test_trained_rows_come_back_whatever_the_resize_drew(adapted: tuple[Path, Path]) -> None:
+    base, adapter = adapted
+    torch.manual_seed(1)
+    tokenizer, first = load_adapted(base, adapter)
+    torch.manual_seed(2)
+    _tokenizer, second = load_adapted(base, adapter)
+    new = tokenizer.convert_tokens_to_ids(list(TAGS))
+    for layer in ("get_input_embeddings", "get_output_embeddings"):
+        rows_a = getattr(first, layer)().weight[new]
+        rows_b = getattr(second, layer)().weight[new]
+        assert torch.equal(rows_a, rows_b), layer
+
+
+def test_untied_output_rows_are_trained_too(tmp_path: Path) -> None:
+    from transformers import AutoModelForCausalLM
+
+    for arch, expected in (("llama", {"embed_tokens", "lm_head"}), ("gpt2", {"wte"})):
+        model = AutoModelForCausalLM.from_pretrained(tiny_causal_lm(tmp_path / arch, [], arch=arch))
+        assert set(trainable_rows(model, [1, 2])) == expected, arch
