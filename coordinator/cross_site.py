@@ -10,10 +10,17 @@ from flwr.app import RecordDict
 from flwr.serverapp import Grid
 
 from coordinator.aggregate.built_model import BuiltModel
+from coordinator.given_models import tags_in
 from coordinator.messaging import Reply, exchange
 from coordinator.run_state import RunState
 from protocol.rounds import BASELINE, CrossSiteCell, CrossSiteInstruction, CrossSiteReply
 from shared import wire
+
+
+def needs_mapping(model: BuiltModel, labels: tuple[str, ...]) -> bool:
+    if model.info.kind == "export":
+        return True
+    return model.info.kind == "given" and not tags_in(labels, model.model_dir)
 
 
 def instruction(
@@ -21,8 +28,9 @@ def instruction(
 ) -> CrossSiteInstruction:
     return CrossSiteInstruction(
         models=tuple(m.info.name for m in models),
-        # Exported site encoders tag in their site's labels: the site maps their output.
-        mapped_models=tuple(m.info.name for m in models if m.info.kind == "export"),
+        # Exported site encoders tag in their site's labels: the site maps their output, and
+        # that of any given model that does not tag in the shared labels.
+        mapped_models=tuple(m.info.name for m in models if needs_mapping(m, labels)),
         labels=labels,
         mapping=state.mapping,
         bootstrap=state.settings.bootstrap,

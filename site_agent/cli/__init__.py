@@ -7,7 +7,17 @@ import typer
 
 from shared.cli_support import register_commands, run_app
 
-COMMANDS = ("init", "validate", "synthesize", "audit", "evaluate", "models", "join", "annotate")
+COMMANDS = (
+    "init",
+    "validate",
+    "synthesize",
+    "audit",
+    "evaluate",
+    "models",
+    "join",
+    "annotate",
+    "demo_sites",
+)
 
 app = typer.Typer(
     name="site-agent",
