@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from coordinator.demo_sites import (
+from tests.template_sites import (
     DemoSite,
     build_site,
     demo_corpus,

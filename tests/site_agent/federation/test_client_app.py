@@ -8,7 +8,7 @@ import pytest
 from flwr.app import Context, Message, RecordDict, UserConfig
 from flwr.supercore.task_identity import TaskIdentity
 
-from coordinator.demo_sites import DemoSite
+from tests.template_sites import DemoSite
 from protocol.rounds import RollCallReply
 from shared import wire
 from site_agent import client_app
