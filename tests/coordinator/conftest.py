@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from coordinator.deployment.keys import register_site
+from site_agent.models.tiny import tiny_encoder
 from tests.template_sites import (
     DemoSite,
     build_site,
@@ -16,8 +18,6 @@ from tests.template_sites import (
     demo_mapping,
     train_site_annotator,
 )
-from coordinator.deployment.keys import register_site
-from site_agent.models.tiny import tiny_encoder
 
 # Two shared cores: one intra-op thread avoids oversubscription (10x slower otherwise).
 torch.set_num_threads(1)
