@@ -1,4 +1,9 @@
-"""``coordinator demo --sites DIR``: federate the demo sites that ``site-agent demo-sites`` ran.
+"""``coordinator demo --sites DIR``: federate the site folders of one machine (the demo's).
+
+``DIR`` holds one folder per site, each with the ``site.toml`` its pipeline ran with (its
+``[federation]`` table says how it joins) and its ``label-mapping.toml``, and a
+``federation.toml`` naming the base encoder (and, in ``[settings]``, run settings). ``site-agent
+demo-sites`` writes the demo's; examples/meddocan-sites writes the MEDDOCAN study's.
 
 The coordinator's side of the demo, as in a real deployment: it registers each site's export
 signing key (the ``signer.pub.pem`` its export left) and SuperNode auth key, merges the sites'
@@ -25,7 +30,7 @@ from shared.label_mapping import load_label_mapping
 
 SITE_CONFIG = "site.toml"
 LABEL_MAPPING = "label-mapping.toml"
-DEMO_TOML = "demo.toml"
+FEDERATION_TOML = "federation.toml"  # base-model, and [settings] over the demo's settings
 SIGNER_PUBLIC_KEY = "signer.pub.pem"  # what a site's export leaves beside its bundles
 SITES_FIX = "fix: run `site-agent demo-sites --out DIR` first and pass that DIR"
 
@@ -48,26 +53,34 @@ def read_site(config: Path) -> tuple[JoiningSite, Path, Path]:
     return site, signing, auth
 
 
+# Small enough for the demo's minutes; a sites folder's federation.toml [settings] overrides.
+DEMO_SETTINGS: dict[str, object] = {
+    "fedavg-rounds": 2,
+    "fedavg-start": "exported",
+    "train-epochs": 3,
+    "local-epochs": 1,
+    "learning-rate": 3e-4,
+    "batch-size": 4,
+    "bootstrap": 200,
+    "reply-timeout": 300.0,
+}
+
+
 def demo_settings(work: Path, output_dir: Path, sites_dir: Path) -> FederationSettings:
-    demo = read_toml(sites_dir / DEMO_TOML, what="demo sites file", fix=SITES_FIX)
+    demo = read_toml(sites_dir / FEDERATION_TOML, what="sites' federation file", fix=SITES_FIX)
     mapping = merge_mappings(
         [load_label_mapping(p) for p in sorted(sites_dir.glob(f"*/{LABEL_MAPPING}"))]
     )
     atomic_write_text(work / "mapping.json", mapping.model_dump_json(indent=2))
-    return FederationSettings(
-        registry=work / "registry.json",
-        base_model=Path(str(demo.get("base-model", ""))),
-        output_dir=output_dir,
-        mapping=work / "mapping.json",
-        fedavg_rounds=2,
-        fedavg_start="exported",
-        train_epochs=3,
-        local_epochs=1,
-        learning_rate=3e-4,
-        batch_size=4,
-        bootstrap=200,
-        reply_timeout=300,
-    )
+    values = {
+        **DEMO_SETTINGS,
+        **demo.get("settings", {}),
+        "registry": str(work / "registry.json"),
+        "base-model": str(demo.get("base-model", "")),
+        "output-dir": str(output_dir),
+        "mapping": str(work / "mapping.json"),
+    }
+    return FederationSettings.from_run_config(values)
 
 
 def prepare_demo(

@@ -8,7 +8,7 @@ real ``site-agent synthesize`` (as a separate process, as a hospital would), a f
 
 The folder left behind is what ``coordinator demo --sites`` federates::
 
-    <root>/demo.toml                 the base encoder the sites and the coordinator share
+    <root>/federation.toml           the base encoder the sites and the coordinator share
     <root>/<site>/site.toml          the site's config ([federation] for site-agent join)
     <root>/<site>/corpus.jsonl       its gold notes
     <root>/<site>/label-mapping.toml its labels -> the shared coarse scheme
@@ -39,7 +39,7 @@ from site_agent.models.cache import model_dir
 
 SITE_CONFIG = "site.toml"
 LABEL_MAPPING = "label-mapping.toml"
-DEMO_TOML = "demo.toml"
+FEDERATION_TOML = "federation.toml"
 CA_FILE = "coordinator-ca.crt"  # the coordinator puts its CA here before the sites join
 SHARED_SCHEME = "demo-coarse"
 
@@ -146,6 +146,13 @@ def synthesize(config: Path) -> tuple[Path, float, int]:
     return config, time.monotonic() - started, code
 
 
+def plan_jobs(n_sites: int, jobs: int | None) -> tuple[int, int]:
+    """Pipelines run at once and CPU threads each: all cores used, none oversubscribed."""
+    cores = os.cpu_count() or 1
+    jobs = jobs or min(n_sites, max(1, cores))
+    return jobs, max(1, cores // jobs)
+
+
 def run_demo_sites(
     root: Path,
     *,
@@ -154,13 +161,19 @@ def run_demo_sites(
     on_line: Callable[[str], None] = print,
 ) -> list[Path]:
     """Write the three sites and run their pipelines, ``jobs`` at a time; their configs."""
-    cores = os.cpu_count() or 1
-    jobs = jobs or min(len(DEMO_SITES), max(1, cores))
-    threads = max(1, cores // jobs)
+    jobs, threads = plan_jobs(len(DEMO_SITES), jobs)
     root.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(root / DEMO_TOML, f"base-model = {_toml(base_encoder())}\n")
+    atomic_write_text(root / FEDERATION_TOML, f"base-model = {_toml(base_encoder())}\n")
     configs = [write_site(root, s, first_port + i, threads) for i, s in enumerate(DEMO_SITES)]
     on_line(f"{len(configs)} sites, {jobs} pipeline(s) at a time, {threads} thread(s) each")
+    run_site_pipelines(configs, jobs, on_line)
+    return configs
+
+
+def run_site_pipelines(
+    configs: list[Path], jobs: int, on_line: Callable[[str], None] = print
+) -> None:
+    """``site-agent synthesize`` for every site config, ``jobs`` at a time."""
     failed = []
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for config, seconds, code in pool.map(synthesize, configs):
@@ -173,4 +186,3 @@ def run_demo_sites(
             f"site pipeline(s) failed; see {', '.join(map(str, failed))}; fix: the error is at "
             "the end of each log"
         )
-    return configs
