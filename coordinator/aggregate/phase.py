@@ -65,7 +65,7 @@ def aggregate_models(
     models = train_site_and_pooled(harmonised, base, settings, work_dir)
     models += exported_encoders(state.bundles, work_dir)
     for model in models:
-        log.info("  trained %s on %d documents", model.info.name, model.info.n_training_documents)
+        log.info("  %s: %d training documents", model.info.name, model.info.n_training_documents)
     if state.settings.fedavg_rounds and harmonised:
         initial = init_token_classifier(base, labels, work_dir / "fedavg-init", state.settings.seed)
         if state.settings.fedavg_start == "exported":
