@@ -13,7 +13,7 @@ demo: install
 
 # MEDDOCAN split by journal into three sites with different label schemes (hours on CPU).
 meddocan-sites:
-	$(PY) examples/meddocan-sites/study.py --data ../shared/data/meddocan --out runs/meddocan-sites
+	PYTHONPATH=$(CURDIR) $(PY) examples/meddocan-sites/study.py --data ../shared/data/meddocan --out runs/meddocan-sites
 
 test:
 	$(PY) -m pytest -q -m "not gpu"

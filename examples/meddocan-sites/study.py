@@ -16,7 +16,8 @@
              pooled and FedAvg models (FedAvg starting from the exported encoders) scored at every
              site next to the site's gold-trained baseline; report in ``OUT/report/report.html``.
 
-``--max-cases N`` keeps N cases per site (a smaller, faster study).
+``--max-cases N`` keeps N cases per site and ``--adapt-steps S`` shortens the LoRA run (a
+smaller, faster study).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ num_threads = {threads}
 [adapt]
 base_model = "{generator}"
 epochs = 1
-max_steps = 150
+max_steps = {adapt_steps}
 batch_size = 4
 max_length = 256
 learning_rate = 3e-4
@@ -138,7 +139,9 @@ def mapping_toml(coarse: tuple[str, ...], mapping: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_site(out: Path, site: str, corpus: Corpus, mapping: str, port: int, threads: int) -> Path:
+def write_site(
+    out: Path, site: str, corpus: Corpus, mapping: str, port: int, threads: int, adapt_steps: int
+) -> Path:
     from shared.corpus_io import write_corpus
 
     folder = (out / site).resolve()
@@ -149,7 +152,9 @@ def write_site(out: Path, site: str, corpus: Corpus, mapping: str, port: int, th
         generate_signing_key(private, public)
     if not (folder / "keys" / "supernode.key").exists():
         create_supernode_auth_key(folder / "keys" / "supernode.key")
-    settings = SITE_SETTINGS.format(encoder=ENCODER, generator=GENERATOR, threads=threads)
+    settings = SITE_SETTINGS.format(
+        encoder=ENCODER, generator=GENERATOR, threads=threads, adapt_steps=adapt_steps
+    )
     config = folder / SITE_CONFIG
     config.write_text(
         f'site_id = "{site}"\nlanguage = "es"\ndevice = "cpu"\n'
@@ -168,7 +173,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("../shared/data/meddocan"))
     parser.add_argument("--out", type=Path, default=Path("runs/meddocan-sites"))
     parser.add_argument("--jobs", type=int, default=None)
-    parser.add_argument("--max-cases", type=int, default=None)
+    parser.add_argument("--max-cases", type=int, default=None, help="cases per site (all)")
+    parser.add_argument("--adapt-steps", type=int, default=150, help="LoRA optimiser steps")
     parser.add_argument("--skip-pipelines", action="store_true", help="reuse finished site runs")
     args = parser.parse_args()
     started = time.monotonic()
@@ -181,7 +187,8 @@ def main() -> None:
     for i, (site, cases) in enumerate(deal_journals(read_cases(args.data)).items()):
         cases = cases[: args.max_cases] if args.max_cases else cases
         corpus, mapping = site_corpus(site, cases)
-        configs.append(write_site(args.out, site, corpus, mapping, 9294 + i, threads))
+        port = 9294 + i
+        configs.append(write_site(args.out, site, corpus, mapping, port, threads, args.adapt_steps))
         journals = sorted({str(c["source"]) for c in cases})
         labels = len(corpus.labels)
         print(f"{site}: {len(cases)} cases, {len(journals)} journal(s), {labels} labels")
