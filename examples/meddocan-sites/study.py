@@ -59,7 +59,7 @@ group_by_source = false
 
 [annotator]
 base_model = "{encoder}"
-min_validation_recall = 0.3
+min_validation_recall = {min_recall}
 
 [annotator.training]
 epochs = 4
@@ -140,7 +140,7 @@ def mapping_toml(coarse: tuple[str, ...], mapping: dict[str, str]) -> str:
 
 
 def write_site(
-    out: Path, site: str, corpus: Corpus, mapping: str, port: int, threads: int, adapt_steps: int
+    out: Path, site: str, corpus: Corpus, mapping: str, port: int, args: argparse.Namespace
 ) -> Path:
     from shared.corpus_io import write_corpus
 
@@ -153,7 +153,11 @@ def write_site(
     if not (folder / "keys" / "supernode.key").exists():
         create_supernode_auth_key(folder / "keys" / "supernode.key")
     settings = SITE_SETTINGS.format(
-        encoder=ENCODER, generator=GENERATOR, threads=threads, adapt_steps=adapt_steps
+        encoder=ENCODER,
+        generator=GENERATOR,
+        threads=args.threads,
+        adapt_steps=args.adapt_steps,
+        min_recall=args.min_validation_recall,
     )
     config = folder / SITE_CONFIG
     config.write_text(
@@ -175,10 +179,13 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--max-cases", type=int, default=None, help="cases per site (all)")
     parser.add_argument("--adapt-steps", type=int, default=150, help="LoRA optimiser steps")
+    parser.add_argument(
+        "--min-validation-recall", type=float, default=0.3, help="gold annotator's gate"
+    )
     parser.add_argument("--skip-pipelines", action="store_true", help="reuse finished site runs")
     args = parser.parse_args()
     started = time.monotonic()
-    jobs, threads = plan_jobs(len(SITES), args.jobs)
+    jobs, args.threads = plan_jobs(len(SITES), args.jobs)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / FEDERATION_TOML).write_text(
         f'base-model = "{model_dir(ENCODER)}"\n\n{STUDY_SETTINGS}', encoding="utf-8"
@@ -188,7 +195,7 @@ def main() -> None:
         cases = cases[: args.max_cases] if args.max_cases else cases
         corpus, mapping = site_corpus(site, cases)
         port = 9294 + i
-        configs.append(write_site(args.out, site, corpus, mapping, port, threads, args.adapt_steps))
+        configs.append(write_site(args.out, site, corpus, mapping, port, args))
         journals = sorted({str(c["source"]) for c in cases})
         labels = len(corpus.labels)
         print(f"{site}: {len(cases)} cases, {len(journals)} journal(s), {labels} labels")
