@@ -1,7 +1,9 @@
 """Phase 4, cross-site validation: every model goes to every site; metrics come back.
 
-Each site gets one message holding every model; it scores each on its held-out test split and
-also scores its own gold-trained annotator (the baseline, which never leaves the site).
+Each site gets one message per model (real encoders are hundreds of megabytes; one message
+holding them all would have to fit in every process's memory at once) and scores it on its
+held-out test split; the first message also asks for its own gold-trained annotator's scores
+(the baseline, which never leaves the site).
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ def needs_mapping(model: BuiltModel, labels: tuple[str, ...]) -> bool:
 
 
 def instruction(
-    models: list[BuiltModel], state: RunState, labels: tuple[str, ...]
+    models: list[BuiltModel], state: RunState, labels: tuple[str, ...], baseline: bool = True
 ) -> CrossSiteInstruction:
     return CrossSiteInstruction(
+        include_baseline=baseline,
         models=tuple(m.info.name for m in models),
         # Exported site encoders tag in their site's labels: the site maps their output, and
         # that of any given model that does not tag in the shared labels.
@@ -39,12 +42,12 @@ def instruction(
 
 
 def evaluation_content(
-    models: list[BuiltModel], state: RunState, labels: tuple[str, ...]
+    models: list[BuiltModel], state: RunState, labels: tuple[str, ...], baseline: bool = True
 ) -> RecordDict:
     records: dict[str, wire.Record] = {}
     for model in models:
         records |= wire.model_records(model.info.name, model.model_dir)
-    return wire.pack(instruction(models, state, labels), records)
+    return wire.pack(instruction(models, state, labels, baseline), records)
 
 
 def site_cells(answer: CrossSiteReply | str, names: list[str], site: str) -> list[CrossSiteCell]:
@@ -78,17 +81,25 @@ def read_reply(reply: Reply, state: RunState, site: str) -> CrossSiteReply | str
 def cross_site(
     grid: Grid, state: RunState, models: list[BuiltModel], labels: tuple[str, ...]
 ) -> tuple[list[CrossSiteCell], list[CrossSiteCell]]:
-    """The models x sites matrix and the per-site baselines (missing cells carry a reason)."""
-    content = evaluation_content(models, state, labels)
+    """The models x sites matrix and the per-site baselines (missing cells carry a reason).
+
+    One model per message; a site that stops answering is excluded and asked no more."""
     timeout = state.settings.reply_timeout
-    replies = exchange(
-        grid, dict.fromkeys(state.sites, content), wire.CROSS_SITE, "cross_site", timeout
-    )
-    return matrix_from_replies(replies, state, [m.info.name for m in models])
+    matrix, baselines = [], []
+    for i, batch in enumerate([[m] for m in models] or [[]]):
+        content = evaluation_content(batch, state, labels, baseline=i == 0)
+        replies = exchange(
+            grid, dict.fromkeys(state.sites, content), wire.CROSS_SITE, f"cross_site-{i}", timeout
+        )
+        names = [m.info.name for m in batch]
+        cells, base = matrix_from_replies(replies, state, names, baseline=i == 0)
+        matrix += cells
+        baselines += base
+    return matrix, baselines
 
 
 def matrix_from_replies(
-    replies: dict[int, Reply], state: RunState, names: list[str]
+    replies: dict[int, Reply], state: RunState, names: list[str], baseline: bool = True
 ) -> tuple[list[CrossSiteCell], list[CrossSiteCell]]:
     """Every site's cells, in site order: its metrics per model, the codes it sent, or the
     reason its reply is missing (the site is then excluded with that reason)."""
@@ -97,5 +108,6 @@ def matrix_from_replies(
         site = state.site_of(node)
         answer = read_reply(reply, state, site)
         matrix += site_cells(answer, names, site)
-        baselines += site_cells(answer, [BASELINE], site)
+        if baseline:
+            baselines += site_cells(answer, [BASELINE], site)
     return matrix, baselines

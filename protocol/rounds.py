@@ -134,6 +134,7 @@ class CrossSiteInstruction(ProtocolModel):
     mapping: LabelMapping | None = None
     bootstrap: int = Field(ge=0)
     seed: int
+    include_baseline: bool = True  # also score the site's own gold-trained annotator
 
 
 class CrossSiteReply(ProtocolModel):
