@@ -1,12 +1,15 @@
 """Phase 4, cross-site validation: every model goes to every site; metrics come back.
 
-Each site gets one message per model (real encoders are hundreds of megabytes; one message
-holding them all would have to fit in every process's memory at once) and scores it on its
+Each site gets the models in messages of at most ``cross-site-batch-mb`` (real encoders are
+hundreds of megabytes; one message holding them all would have to fit in every process's
+memory at once, while each message starts a ClientApp process) and scores them on its
 held-out test split; the first message also asks for its own gold-trained annotator's scores
 (the baseline, which never leaves the site).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from flwr.app import RecordDict
 from flwr.serverapp import Grid
@@ -83,10 +86,11 @@ def cross_site(
 ) -> tuple[list[CrossSiteCell], list[CrossSiteCell]]:
     """The models x sites matrix and the per-site baselines (missing cells carry a reason).
 
-    One model per message; a site that stops answering is excluded and asked no more."""
+    A site that stops answering is excluded and asked no more."""
     timeout = state.settings.reply_timeout
     matrix, baselines = [], []
-    for i, batch in enumerate([[m] for m in models] or [[]]):
+    limit = state.settings.cross_site_batch_mb * 1024 * 1024
+    for i, batch in enumerate(batches(models, limit)):
         content = evaluation_content(batch, state, labels, baseline=i == 0)
         replies = exchange(
             grid, dict.fromkeys(state.sites, content), wire.CROSS_SITE, f"cross_site-{i}", timeout
@@ -96,6 +100,25 @@ def cross_site(
         matrix += cells
         baselines += base
     return matrix, baselines
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def batches(models: list[BuiltModel], limit_bytes: int) -> list[list[BuiltModel]]:
+    """Consecutive models grouped up to ``limit_bytes`` each (a larger model goes alone);
+    one empty batch when there is no model, so the baselines are still asked for."""
+    grouped: list[list[BuiltModel]] = []
+    size = 0
+    for model in models:
+        weight = folder_bytes(model.model_dir)
+        if not grouped or (grouped[-1] and size + weight > limit_bytes):
+            grouped.append([])
+            size = 0
+        grouped[-1].append(model)
+        size += weight
+    return grouped or [[]]
 
 
 def matrix_from_replies(

@@ -31,6 +31,7 @@ class FederationSettings(BaseModel):
     wait_for_sites: float = Field(default=60.0, ge=0)
     reply_timeout: float = Field(default=600.0, gt=0)
     bootstrap: int = Field(default=200, ge=0)
+    cross_site_batch_mb: int = Field(default=1024, ge=1)  # models per cross-site message
     seed: int = 13
     # where FedAvg starts: the base encoder, or the mean of the sites' exported encoders
     fedavg_start: Literal["base", "exported"] = "base"
