@@ -1,14 +1,19 @@
 PY ?= python3
 
-.PHONY: install demo test lint types check
+.PHONY: install demo meddocan-sites test lint types check
 
 install:
 	$(PY) -m pip install torch==2.13.0
 	$(PY) -m pip install -e ".[dev]"
 
+# Three demo hospitals each run the real pipeline; the coordinator federates their bundles.
 demo: install
-	site-agent synthesize --demo --work-dir runs/demo-site
-	coordinator demo --out runs/federation-demo
+	site-agent demo-sites --out runs/demo-sites
+	coordinator demo --sites runs/demo-sites --out runs/federation-demo
+
+# MEDDOCAN split by journal into three sites with different label schemes (hours on CPU).
+meddocan-sites:
+	PYTHONPATH=$(CURDIR) $(PY) examples/meddocan-sites/study.py --data ../shared/data/meddocan --out runs/meddocan-sites
 
 test:
 	$(PY) -m pytest -q -m "not gpu"

@@ -6,7 +6,7 @@ import typer
 
 from shared.cli_support import register_commands, run_app
 
-COMMANDS = ("version", "keys", "run", "demo")
+COMMANDS = ("version", "keys", "run", "evaluate", "demo")
 
 app = typer.Typer(
     name="coordinator",

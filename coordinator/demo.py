@@ -1,9 +1,16 @@
-"""``coordinator demo``: three small built-in sites federated on this machine, end to end.
+"""``coordinator demo --sites DIR``: federate the site folders of one machine (the demo's).
 
-Builds a tiny encoder and three sites (test split, gold-trained annotator, signed export
-bundle, Ed25519 signing key and SuperNode auth key), registers them, then runs the real
-deployment (SuperLink with TLS and SuperNode authentication, one SuperNode per site, the app
-submitted with ``flwr run``) and leaves ``report.{json,md,html}`` in ``out_dir``.
+``DIR`` holds one folder per site, each with the ``site.toml`` its pipeline ran with (its
+``[federation]`` table says how it joins) and its ``label-mapping.toml``, and a
+``federation.toml`` naming the base encoder (and, in ``[settings]``, run settings). ``site-agent
+demo-sites`` writes the demo's; examples/meddocan-sites writes the MEDDOCAN study's.
+
+The coordinator's side of the demo, as in a real deployment: it registers each site's export
+signing key (the ``signer.pub.pem`` its export left) and SuperNode auth key, merges the sites'
+label mappings into the shared scheme, starts a SuperLink with TLS and SuperNode
+authentication, has every site join with ``site-agent join --site-config site.toml``, runs the
+rounds and leaves ``report.{json,md,html}`` in the output folder. It never reads a site's notes:
+everything it learns arrives through the rounds, in the bundles the site pipelines signed.
 """
 
 from __future__ import annotations
@@ -11,58 +18,96 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from coordinator.demo_sites import (
-    STYLES,
-    build_site,
-    demo_corpus,
-    demo_mapping,
-    train_site_annotator,
-)
 from coordinator.deployment.keys import register_site
-from coordinator.deployment.local import LocalSite, run_local_federation
+from coordinator.deployment.local import JoiningSite, run_local_federation
+from coordinator.mappings import merge_mappings
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
 from shared.atomic import atomic_write_text
-from shared.supernode_keys import create_supernode_auth_key
-from site_agent.models.tiny import tiny_encoder
+from shared.config_files import read_toml, resolve_paths
+from shared.errors import ConfigError
+from shared.label_mapping import load_label_mapping
+
+SITE_CONFIG = "site.toml"
+LABEL_MAPPING = "label-mapping.toml"
+FEDERATION_TOML = "federation.toml"  # base-model, and [settings] over the demo's settings
+SIGNER_PUBLIC_KEY = "signer.pub.pem"  # what a site's export leaves beside its bundles
+SITES_FIX = "fix: run `site-agent demo-sites --out DIR` first and pass that DIR"
+
+
+def read_site(config: Path) -> tuple[JoiningSite, Path, Path]:
+    """The site's joining command, signing public key and SuperNode auth public key."""
+    table = read_toml(config, what="site config").get("federation")
+    if not isinstance(table, dict) or "site-id" not in table or "work-dir" not in table:
+        raise ConfigError(f"{config}: no [federation] site-id and work-dir; {SITES_FIX}")
+    paths = resolve_paths(
+        table, ("work-dir", "auth-private-key", "root-certificates"), config.parent
+    )
+    signing = Path(paths["work-dir"]) / "outbox" / SIGNER_PUBLIC_KEY
+    auth = Path(str(paths.get("auth-private-key", "")) + ".pub")
+    for needed in (signing, auth):
+        if not needed.is_file():
+            raise ConfigError(f"{config}: {needed} is missing; {SITES_FIX}")
+    ca = paths.get("root-certificates")
+    site = JoiningSite(str(table["site-id"]), config, Path(ca) if ca else None)
+    return site, signing, auth
+
+
+# Small enough for the demo's minutes; a sites folder's federation.toml [settings] overrides.
+DEMO_SETTINGS: dict[str, object] = {
+    "fedavg-rounds": 2,
+    "fedavg-start": "exported",
+    "train-epochs": 3,
+    "local-epochs": 1,
+    "learning-rate": 3e-4,
+    "batch-size": 4,
+    "bootstrap": 200,
+    "reply-timeout": 300.0,
+}
+
+
+def demo_settings(work: Path, output_dir: Path, sites_dir: Path) -> FederationSettings:
+    demo = read_toml(sites_dir / FEDERATION_TOML, what="sites' federation file", fix=SITES_FIX)
+    mapping = merge_mappings(
+        [load_label_mapping(p) for p in sorted(sites_dir.glob(f"*/{LABEL_MAPPING}"))]
+    )
+    atomic_write_text(work / "mapping.json", mapping.model_dump_json(indent=2))
+    values = {
+        **DEMO_SETTINGS,
+        **demo.get("settings", {}),
+        "registry": str(work / "registry.json"),
+        "base-model": str(demo.get("base-model", "")),
+        "output-dir": str(output_dir),
+        "mapping": str(work / "mapping.json"),
+    }
+    return FederationSettings.from_run_config(values)
 
 
 def prepare_demo(
-    work: Path, output_dir: Path, site_ids: list[str]
-) -> tuple[list[LocalSite], FederationSettings]:
-    """Sites, keys, registry, mapping and base encoder for a local run."""
-    texts = [d.text for s in site_ids for d in demo_corpus(s, 20, 0, "vocab").documents]
-    base = tiny_encoder(work / "base-encoder", texts)
+    sites_dir: Path, work: Path, output_dir: Path
+) -> tuple[list[JoiningSite], FederationSettings]:
+    """Register the sites' keys and write the shared mapping; the sites and run settings."""
+    configs = sorted(sites_dir.glob(f"*/{SITE_CONFIG}"))
+    if not configs:
+        raise ConfigError(f"{sites_dir}: no */{SITE_CONFIG}; {SITES_FIX}")
+    work.mkdir(parents=True, exist_ok=True)
     registry = work / "registry.json"
+    registry.unlink(missing_ok=True)
     sites = []
-    for site_id in site_ids:
-        site = build_site(work / "sites", site_id, base_model=base)
-        train_site_annotator(site, base)
-        auth_public = create_supernode_auth_key(site.site_dir / "keys" / "supernode.key")
-        register_site(registry, site_id, site.signing_public_key, auth_public)
-        sites.append(LocalSite(site_id, site.site_dir, site.site_dir / "keys" / "supernode.key"))
-    mapping = work / "mapping.json"
-    atomic_write_text(mapping, demo_mapping().model_dump_json(indent=2))
-    settings = FederationSettings(
-        registry=registry,
-        base_model=base,
-        output_dir=output_dir,
-        mapping=mapping,
-        fedavg_rounds=3,
-        train_epochs=12,
-        local_epochs=4,
-        learning_rate=1e-3,
-        batch_size=4,
-        bootstrap=100,
-        reply_timeout=300,
-    )
-    return sites, settings
+    for config in configs:
+        site, signing, auth = read_site(config)
+        register_site(registry, site.site_id, signing, auth)
+        sites.append(site)
+    return sites, demo_settings(work, output_dir, sites_dir)
 
 
 def run_demo(
-    output_dir: Path, on_line: Callable[[str], None] = print, secure: bool = True
+    sites_dir: Path,
+    output_dir: Path,
+    on_line: Callable[[str], None] = print,
+    secure: bool = True,
 ) -> FederationReport:
     output_dir = output_dir.resolve()
-    work = output_dir / "demo-work"
-    sites, settings = prepare_demo(work, output_dir, sorted(STYLES))
+    work = output_dir / "coordinator-work"
+    sites, settings = prepare_demo(sites_dir.resolve(), work, output_dir)
     return run_local_federation(work, sites, settings, on_line=on_line, secure=secure)

@@ -8,6 +8,7 @@ import time
 from flwr.app import RecordDict
 from flwr.serverapp import Grid
 
+from coordinator.identity import identity_problem, load_bindings
 from coordinator.messaging import exchange
 from coordinator.run_state import RunState
 from protocol.rounds import RollCallReply
@@ -37,6 +38,7 @@ def roll_call(grid: Grid, state: RunState) -> None:
     replies = exchange(
         grid, {n: RecordDict() for n in nodes}, wire.ROLL_CALL, "roll_call", settings.reply_timeout
     )
+    bindings = load_bindings(settings.node_bindings)
     for node, reply in sorted(replies.items()):
         if reply.content is None:
             state.note_failure(reply, "roll_call", f"node-{node}")
@@ -45,6 +47,14 @@ def roll_call(grid: Grid, state: RunState) -> None:
             answer = wire.unpack(reply.content, RollCallReply)
         except wire.WireError as exc:
             state.exclude(f"node-{node}", "roll_call", "site_error", str(exc))
+            continue
+        problem = identity_problem(node, answer.site_id, bindings)
+        if problem is not None:
+            owner = bindings.site_of(node) if bindings else None
+            if owner is None:
+                state.exclude(f"node-{node}", "roll_call", "unbound_node", problem)
+            else:
+                state.exclude(owner, "roll_call", "identity_mismatch", problem)
             continue
         if answer.site_id in state.roll:
             state.exclude(answer.site_id, "roll_call", "duplicate_site", f"node {node}")

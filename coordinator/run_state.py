@@ -11,7 +11,7 @@ from coordinator.messaging import Reply
 from coordinator.settings import FederationSettings
 from protocol import LabelMapping
 from protocol.registry import SiteRegistry
-from protocol.rounds import Exclusion, ExclusionReason, Phase, RollCallReply
+from protocol.rounds import Exclusion, ExclusionReason, FedAvgRound, Phase, RollCallReply
 
 log = logging.getLogger("flwr")
 
@@ -26,6 +26,7 @@ class RunState:
     bundles: dict[str, VerifiedBundle] = field(default_factory=dict)
     exclusions: list[Exclusion] = field(default_factory=list)
     roll: dict[str, RollCallReply] = field(default_factory=dict)
+    fedavg_rounds: list[FedAvgRound] = field(default_factory=list)
 
     def site_of(self, node: int) -> str:
         return self.sites[node].site_id

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -31,7 +31,15 @@ class FederationSettings(BaseModel):
     wait_for_sites: float = Field(default=60.0, ge=0)
     reply_timeout: float = Field(default=600.0, gt=0)
     bootstrap: int = Field(default=200, ge=0)
+    cross_site_batch_mb: int = Field(default=1024, ge=1)  # models per cross-site message
     seed: int = 13
+    # where FedAvg starts: the base encoder, or the mean of the sites' exported encoders
+    fedavg_start: Literal["base", "exported"] = "base"
+    # {site id: SuperNode id} from registering the sites' auth keys: a node must say it is
+    # the site whose key it authenticated with (written by the deployment, not by hand)
+    node_bindings: Path | None = None
+    # evaluation only: {model name: model folder} to score at every site (no training)
+    evaluate_models: Path | None = None
 
     @model_validator(mode="after")
     def _paths_exist(self) -> FederationSettings:
@@ -41,6 +49,8 @@ class FederationSettings(BaseModel):
                 ("registry", self.registry),
                 ("base_model", self.base_model),
                 ("mapping", self.mapping),
+                ("node_bindings", self.node_bindings),
+                ("evaluate_models", self.evaluate_models),
             )
             if path is not None and not path.exists()
         ]

@@ -56,6 +56,8 @@ ExclusionReason = Literal[
     "provenance_mismatch",
     "malformed_bundle",
     "duplicate_site",
+    "identity_mismatch",
+    "unbound_node",
 ]
 
 
@@ -132,6 +134,7 @@ class CrossSiteInstruction(ProtocolModel):
     mapping: LabelMapping | None = None
     bootstrap: int = Field(ge=0)
     seed: int
+    include_baseline: bool = True  # also score the site's own gold-trained annotator
 
 
 class CrossSiteReply(ProtocolModel):
@@ -168,10 +171,20 @@ class TrainedModel(ProtocolModel):
     """A model the coordinator built in the aggregate phase."""
 
     name: str
-    kind: Literal["site", "pooled", "fedavg", "export"]
+    kind: Literal["site", "pooled", "fedavg", "export", "given"]
     trained_on: tuple[str, ...]
     n_training_documents: int
     rounds: int = 0
+
+
+class FedAvgRound(ProtocolModel):
+    """One FedAvg round: who contributed, who dropped out, and how far the model moved."""
+
+    round: int
+    contributors: tuple[str, ...]
+    dropped: tuple[str, ...] = ()
+    n_examples: int
+    update_norm: float  # L2 norm of (new global weights - previous global weights)
 
 
 class CrossSiteCell(ProtocolModel):
@@ -218,6 +231,8 @@ class FederationReport(ProtocolModel):
     exclusions: tuple[Exclusion, ...]
     labels: tuple[str, ...]
     provenance: ReportProvenance
+    mode: Literal["federate", "evaluate"] = "federate"
+    fedavg_rounds: tuple[FedAvgRound, ...] = ()
 
     def cell(self, model: str, site_id: str) -> CrossSiteCell | None:
         for cell in self.matrix:

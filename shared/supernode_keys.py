@@ -2,7 +2,7 @@
 
 A SuperNode authentication key is ECDSA P-384 in OpenSSH format, which is what
 ``flower-supernode --auth-supernode-private-key`` loads and ``flwr supernode register`` takes.
-A site makes its own (``site-agent auth-key``); ``coordinator demo`` makes them for its sites.
+A site makes its own (``site-agent auth-key``); ``site-agent demo-sites`` makes the demo's.
 """
 
 from __future__ import annotations

@@ -25,9 +25,6 @@ PROTOCOL_MAY_USE = {"protocol", "pydantic", "__future__", *sys.stdlib_module_nam
 ALLOWED: dict[str, tuple[str, ...]] = {
     # The coordinator trains with the site's annotator trainer: the one site_agent edge.
     "coordinator/aggregate/trainer.py": ("site_agent.annotator",),
-    # ``coordinator demo`` builds its own sites until issue 13 runs real site pipelines.
-    "coordinator/demo.py": ("site_agent",),
-    "coordinator/demo_sites.py": ("site_agent",),
 }
 
 
@@ -111,7 +108,7 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
             "from site_agent.annotator import train_annotator\nfrom site_agent import audit\n",
             "site_agent.audit",
         ),
-        ("coordinator/demo.py", "from site_agent.audit import run\n", None),
+        ("coordinator/demo.py", "from site_agent.audit import run\n", "site_agent.audit"),
         ("protocol/p.py", "import numpy as np\n", "numpy"),
         ("protocol/q.py", "from shared.errors import ConfigError\n", "shared.errors"),
         ("protocol/r.py", "import json\nfrom pydantic import Field\nfrom . import base\n", None),

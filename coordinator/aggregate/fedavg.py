@@ -18,7 +18,7 @@ from flwr.serverapp import Grid
 from coordinator.aggregate.built_model import BuiltModel
 from coordinator.messaging import exchange
 from coordinator.run_state import RunState
-from protocol.rounds import FedAvgInstruction, FedAvgUpdate, TrainedModel
+from protocol.rounds import FedAvgInstruction, FedAvgRound, FedAvgUpdate, TrainedModel
 from shared import wire
 from shared.contained import write_contained
 from shared.transport import pack_model_dir, unpack_model_dir
@@ -43,6 +43,17 @@ def weighted_average(updates: list[tuple[ArrayRecord, int]]) -> ArrayRecord:
         )
         averaged[key] = Array.from_numpy_ndarray(np.asarray(mean).astype(arrays[0].dtype))
     return averaged
+
+
+def update_norm(new: ArrayRecord, old: ArrayRecord) -> float:
+    """L2 norm of the change of every float tensor: how far one round moved the model."""
+    total = 0.0
+    for key in old:
+        before = old[key].numpy()
+        if np.issubdtype(before.dtype, np.floating):
+            diff = new[key].numpy().astype(np.float64) - before.astype(np.float64)
+            total += float(np.sum(diff * diff))
+    return float(np.sqrt(total))
 
 
 def fits(update: ArrayRecord, reference: ArrayRecord) -> bool:
@@ -82,8 +93,10 @@ def _one_round(
     files: ConfigRecord,
     labels: tuple[str, ...],
     rnd: int,
-) -> dict[str, tuple[ArrayRecord, int]]:
+) -> tuple[dict[str, tuple[ArrayRecord, int]], tuple[str, ...]]:
+    """The usable updates of this round, and the sites asked that gave none (dropped)."""
     nodes = [n for n, s in state.sites.items() if s.site_id in state.bundles]
+    asked = {n: state.site_of(n) for n in nodes}
     model: dict[str, wire.Record] = {
         wire.MODEL_PREFIX + wire.GLOBAL_MODEL: weights,
         wire.MODEL_FILES_PREFIX + wire.GLOBAL_MODEL: files,
@@ -95,7 +108,7 @@ def _one_round(
     )
     updates: dict[str, tuple[ArrayRecord, int]] = {}
     for node, reply in sorted(replies.items()):
-        site = state.site_of(node) if node in state.sites else f"node-{node}"
+        site = asked.get(node, f"node-{node}")
         if reply.content is None:
             state.note_failure(reply, "aggregate", site)
             continue
@@ -104,7 +117,7 @@ def _one_round(
             state.exclude(site, "aggregate", "site_error", f"fedavg round {rnd}: {update}")
             continue
         updates[site] = update
-    return updates
+    return updates, tuple(sorted(set(asked.values()) - set(updates)))
 
 
 def run_fedavg(
@@ -115,12 +128,21 @@ def run_fedavg(
     contributors: set[str] = set()
     examples = completed = 0
     for rnd in range(1, state.settings.fedavg_rounds + 1):
-        updates = _one_round(grid, state, weights, files, labels, rnd)
+        updates, dropped = _one_round(grid, state, weights, files, labels, rnd)
         if not updates:
             log.warning("  fedavg round %d: no usable update; stopping", rnd)
             break
-        weights = weighted_average(list(updates.values()))
+        previous, weights = weights, weighted_average(list(updates.values()))
         examples = sum(n for _, n in updates.values())
+        state.fedavg_rounds.append(
+            FedAvgRound(
+                round=rnd,
+                contributors=tuple(sorted(updates)),
+                dropped=dropped,
+                n_examples=examples,
+                update_norm=update_norm(weights, previous),
+            )
+        )
         contributors |= set(updates)
         completed = rnd
         log.info("  fedavg round %d: averaged %s (%d examples)", rnd, sorted(updates), examples)

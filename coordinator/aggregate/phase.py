@@ -12,6 +12,7 @@ from coordinator.aggregate.built_model import BuiltModel
 from coordinator.aggregate.exported import exported_encoders
 from coordinator.aggregate.fedavg import run_fedavg
 from coordinator.aggregate.pooled import train_site_and_pooled
+from coordinator.aggregate.start import average_into
 from coordinator.aggregate.trainer import NerSettings, init_token_classifier
 from coordinator.run_state import RunState
 from protocol import Corpus
@@ -35,6 +36,18 @@ def harmonised_corpora(state: RunState, labels: tuple[str, ...]) -> dict[str, Co
     return harmonised
 
 
+def start_from_exported(initial: Path, models: list[BuiltModel]) -> None:
+    exported = [
+        (m.model_dir, m.info.n_training_documents) for m in models if m.info.kind == "export"
+    ]
+    replaced = average_into(initial, exported)
+    log.info(
+        "  fedavg starts from %d exported encoder(s) (%d tensors averaged)",
+        len(exported),
+        len(replaced),
+    )
+
+
 def aggregate_models(
     grid: Grid, state: RunState, work_dir: Path
 ) -> tuple[list[BuiltModel], tuple[str, ...]]:
@@ -52,9 +65,11 @@ def aggregate_models(
     models = train_site_and_pooled(harmonised, base, settings, work_dir)
     models += exported_encoders(state.bundles, work_dir)
     for model in models:
-        log.info("  trained %s on %d documents", model.info.name, model.info.n_training_documents)
+        log.info("  %s: %d training documents", model.info.name, model.info.n_training_documents)
     if state.settings.fedavg_rounds and harmonised:
         initial = init_token_classifier(base, labels, work_dir / "fedavg-init", state.settings.seed)
+        if state.settings.fedavg_start == "exported":
+            start_from_exported(initial, models)
         fedavg = run_fedavg(grid, state, initial, labels, work_dir / "fedavg")
         if fedavg is not None:
             models.append(fedavg)

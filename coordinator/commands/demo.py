@@ -1,4 +1,4 @@
-"""``coordinator demo``: three built-in sites federated on 127.0.0.1, report written."""
+"""``coordinator demo --sites DIR``: federate the demo sites on 127.0.0.1, report written."""
 
 from __future__ import annotations
 
@@ -11,18 +11,21 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command()
     def demo(
-        out: Annotated[Path, typer.Option(help="Folder for the report and the demo sites.")] = Path(
-            "federation-demo"
+        sites: Annotated[
+            Path, typer.Option(help="Folder that `site-agent demo-sites` filled.")
+        ] = Path("runs/demo-sites"),
+        out: Annotated[Path, typer.Option(help="Folder for the report and the models.")] = Path(
+            "runs/federation-demo"
         ),
         insecure: Annotated[
             bool, typer.Option(help="Run without TLS and SuperNode authentication.")
         ] = False,
     ) -> None:
-        """Start a SuperLink and one SuperNode per site, run every round, stop them all."""
+        """Start a SuperLink, let every demo site join, run every round, stop them all."""
         from coordinator.demo import run_demo  # imports torch; keep the CLI start fast
         from coordinator.report.summary import summary_lines
 
-        report = run_demo(out, on_line=typer.echo, secure=not insecure)
+        report = run_demo(sites, out, on_line=typer.echo, secure=not insecure)
         for line in summary_lines(report):
             typer.echo(line)
         typer.echo(f"report: {out / 'report.html'}")

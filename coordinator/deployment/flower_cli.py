@@ -56,6 +56,22 @@ def register_supernode(env: dict[str, str], public_key: Path) -> int:
     return int(answer["node-id"])
 
 
+def registered_supernodes(env: dict[str, str]) -> dict[str, int]:
+    """``{auth public key (OpenSSH): node id}`` of the SuperNodes the SuperLink knows."""
+    argv = ["flwr", "supernode", "list", CONNECTION, "--format", "json"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    try:
+        answer = json.loads(done.stdout[done.stdout.index("{") :])
+    except ValueError:
+        answer = {}
+    found = {}
+    for node in answer.get("nodes", []):
+        key, node_id = node.get("owner-public-key") or node.get("public-key"), node.get("node-id")
+        if isinstance(key, str) and node_id is not None:
+            found[" ".join(key.split()[:2])] = int(node_id)
+    return found
+
+
 def write_run_config(path: Path, values: Mapping[str, object]) -> Path:
     atomic_write_text(path, "".join(f"{k} = {_toml_value(v)}\n" for k, v in values.items()))
     tomllib.loads(path.read_text())  # fail here, not inside flwr, on a bad value

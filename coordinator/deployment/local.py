@@ -6,14 +6,16 @@ unless ``secure=False``; ports are chosen free; every process is stopped on the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from coordinator.deployment.flower_cli import write_connection
 from coordinator.deployment.keys import create_tls
 from coordinator.deployment.processes import ProcessGroup, free_port, repo_root, wait_for_port
-from coordinator.deployment.remote import auth_plan, register_sites, run_remote
+from coordinator.deployment.remote import auth_plan, bind_nodes, register_sites, run_remote
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
 from shared.flower_env import DeploymentError, flower_env, node_config, supernode_argv
@@ -22,11 +24,29 @@ from shared.transport_policy import Transport, choose_transport
 HOST = "127.0.0.1"
 
 
+class FederationSite(Protocol):
+    """A site that a local federation starts a SuperNode for."""
+
+    @property
+    def site_id(self) -> str: ...
+
+    def receive_ca(self, ca_certificate: Path) -> None:
+        """Put the coordinator's CA where the site's SuperNode expects it."""
+
+    def supernode_argv(self, transport: Transport) -> list[str]:
+        """The command that runs the site's SuperNode in the foreground."""
+
+
 @dataclass(frozen=True)
 class LocalSite:
+    """A site folder served by a bare ``flower-supernode`` (tests, built-in layouts)."""
+
     site_id: str
     site_dir: Path
     auth_key: Path  # OpenSSH private key; the ``.pub`` lies beside it
+
+    def receive_ca(self, ca_certificate: Path) -> None:
+        """Nothing to do: the CA is passed on the command line."""
 
     def supernode_argv(self, transport: Transport) -> list[str]:
         """What ``site-agent join`` runs for a site whose ``[federation]`` table names
@@ -39,6 +59,28 @@ class LocalSite:
             auth_private_key=self.auth_key,
             insecure=not transport.secure,
         )
+
+
+@dataclass(frozen=True)
+class JoiningSite:
+    """A site that joins as a hospital does: ``site-agent join --site-config site.toml``.
+
+    ``root_certificates`` is where its ``[federation]`` table expects the coordinator's CA.
+    """
+
+    site_id: str
+    site_config: Path
+    root_certificates: Path | None = None
+
+    def receive_ca(self, ca_certificate: Path) -> None:
+        if self.root_certificates is not None and self.root_certificates != ca_certificate:
+            self.root_certificates.parent.mkdir(parents=True, exist_ok=True)
+            self.root_certificates.write_bytes(ca_certificate.read_bytes())
+
+    def supernode_argv(self, transport: Transport) -> list[str]:
+        argv = [sys.executable, "-m", "site_agent", "join", "--superlink", transport.address]
+        argv += ["--site-config", str(self.site_config)]
+        return argv if transport.secure else [*argv, "--insecure"]
 
 
 def superlink_argv(port: int, tls_dir: Path | None) -> list[str]:
@@ -58,7 +100,7 @@ def superlink_argv(port: int, tls_dir: Path | None) -> list[str]:
 
 def run_local_federation(
     work_dir: Path,
-    sites: list[LocalSite],
+    sites: Sequence[FederationSite],
     settings: FederationSettings,
     *,
     on_line: Callable[[str], None] = print,
@@ -86,8 +128,11 @@ def run_local_federation(
         if transport.secure:  # SuperNode keys first: with auth on, unknown nodes are refused
             write_connection(work_dir / "flwr-home" / "cli", transport)
             cli_env = flower_env(work_dir / "flwr-home" / "cli", app_dir)
-            register_sites(cli_env, settings, work_dir / "flwr-home" / "cli", on_line)
+            bindings = register_sites(cli_env, settings, work_dir / "flwr-home" / "cli", on_line)
+            settings = bind_nodes(settings, bindings)
         for site in sites:
+            if ca is not None:
+                site.receive_ca(ca)
             env = flower_env(work_dir / "flwr-home" / site.site_id, app_dir)
             group.start(f"supernode-{site.site_id}", site.supernode_argv(transport), env)
         run_settings = settings.model_copy(update={"expected_sites": len(sites)})

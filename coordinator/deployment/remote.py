@@ -14,12 +14,14 @@ from pathlib import Path
 
 from coordinator.deployment.flower_cli import (
     register_supernode,
+    registered_supernodes,
     run_app,
     write_connection,
     write_run_config,
 )
 from coordinator.deployment.keys import load_registry
 from coordinator.deployment.processes import repo_root
+from coordinator.identity import write_bindings
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
 from shared.contained import write_contained
@@ -32,13 +34,15 @@ def register_sites(
     settings: FederationSettings,
     work: Path,
     on_line: Callable[[str], None] = print,
-) -> list[str]:
-    """Register every site's SuperNode auth key; returns the site ids registered now.
+) -> dict[str, int]:
+    """Register every site's SuperNode auth key; returns ``{site id: node id}`` for each key
+    the SuperLink knows (registered now or before), the bindings roll call checks.
 
     Says, for every site, whether its key was registered, already known, or missing from the
     registry (such a site is refused by a SuperLink with SuperNode authentication on).
     """
-    done = []
+    done: dict[str, int] = {}
+    known: dict[str, int] | None = None
     for site_id, keys in sorted(load_registry(settings.registry).sites.items()):
         if not keys.auth_public_key_openssh:
             on_line(
@@ -49,15 +53,24 @@ def register_sites(
         key_text = keys.auth_public_key_openssh + "\n"
         public = write_contained(work, f"{site_id}.pub", key_text.encode("utf-8"))
         try:
-            register_supernode(env, public)
+            done[site_id] = register_supernode(env, public)
         except DeploymentError as exc:
             if "already" not in str(exc).lower():
                 raise
+            known = registered_supernodes(env) if known is None else known
+            key = " ".join(keys.auth_public_key_openssh.split()[:2])
+            if key in known:
+                done[site_id] = known[key]
             on_line(f"SuperNode key of {site_id}: already registered")
             continue
-        on_line(f"SuperNode key of {site_id}: registered")
-        done.append(site_id)
+        on_line(f"SuperNode key of {site_id}: registered as node {done[site_id]}")
     return done
+
+
+def bind_nodes(settings: FederationSettings, bindings: dict[str, int]) -> FederationSettings:
+    """The settings with the node bindings written beside the report."""
+    path = write_bindings(settings.output_dir / "node-bindings.json", bindings)
+    return settings.model_copy(update={"node_bindings": path})
 
 
 def auth_plan(transport: Transport, register: bool) -> str:
@@ -84,7 +97,7 @@ def run_remote(
         write_connection(home, transport)
         env = flower_env(home, repo_root())
         if register and transport.secure:
-            register_sites(env, settings, home, on_line)
+            settings = bind_nodes(settings, register_sites(env, settings, home, on_line))
         run_config = write_run_config(home / "run-config.toml", settings.to_run_config())
         code = run_app(env, repo_root(), run_config, on_line, timeout)
     report = settings.output_dir / "report.json"

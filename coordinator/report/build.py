@@ -77,6 +77,8 @@ def build_report(
         baselines=complete(baselines, [BASELINE], sites),
         exclusions=tuple(state.exclusions),
         labels=labels,
+        mode="evaluate" if state.settings.evaluate_models else "federate",
+        fedavg_rounds=tuple(state.fedavg_rounds),
         provenance=ReportProvenance(
             tool_version=tool_version(),
             versions=library_versions(),

@@ -121,3 +121,43 @@ def provenance_rows(report: FederationReport) -> list[list[str]]:
     ]
     rows += [[f"bundle {b.site_id}", b.manifest_sha256] for b in report.bundles]
     return rows
+
+
+def generalisation_rows(report: FederationReport) -> list[list[str]]:
+    """Token F1 of each single-site model at its own site vs the mean at the other sites."""
+    rows = [["model", "trained at", "in-site", "out-of-site (mean)", "gap"]]
+    sites = site_ids(report)
+    for model in report.models:
+        if len(model.trained_on) != 1 or model.trained_on[0] not in sites:
+            continue
+        home = model.trained_on[0]
+        inside = value(report.cell(model.name, home), "token_f1")
+        outside = [value(report.cell(model.name, s), "token_f1") for s in sites if s != home]
+        scored = [v for v in outside if v is not None]
+        mean = sum(scored) / len(scored) if scored else None
+        gap = None if inside is None or mean is None else inside - mean
+        rows.append(
+            [
+                model.name,
+                home,
+                "-" if inside is None else f"{inside:.3f}",
+                "-" if mean is None else f"{mean:.3f}",
+                "-" if gap is None else f"{gap:+.3f}",
+            ]
+        )
+    return rows
+
+
+def fedavg_round_rows(report: FederationReport) -> list[list[str]]:
+    rows = [["round", "contributors", "dropped", "examples", "update norm"]]
+    rows += [
+        [
+            str(r.round),
+            ", ".join(r.contributors),
+            ", ".join(r.dropped) or "-",
+            str(r.n_examples),
+            f"{r.update_norm:.4f}",
+        ]
+        for r in report.fedavg_rounds
+    ]
+    return rows if report.fedavg_rounds else [*rows, ["-", "no FedAvg round ran", "", "", ""]]

@@ -15,6 +15,8 @@ SECTIONS = (
     ("Models", tables.model_rows),
     ("Per-label recall (span overlap)", tables.recall_rows),
     ("Synthetic vs gold: token F1 minus the site's gold-trained baseline", tables.delta_rows),
+    ("In-site vs out-of-site generalisation (token F1)", tables.generalisation_rows),
+    ("FedAvg rounds", tables.fedavg_round_rows),
     ("Sites and privacy audits", tables.audit_rows),
     ("Excluded from the run", tables.exclusion_rows),
     ("Provenance", tables.provenance_rows),

@@ -17,6 +17,7 @@ COMMANDS = (
     "join",
     "annotate",
     "experiment",
+    "demo_sites",
 )
 
 app = typer.Typer(

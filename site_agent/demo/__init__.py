@@ -1,7 +1,8 @@
 """The shipped demo: a small fictitious English corpus and a config that runs in minutes.
 
 ``demo_corpus.jsonl`` is written by ``make_demo_corpus.py`` (deterministic; every name,
-date, number and place in it is invented).
+date, number and place in it is invented), which also writes the other note styles and label
+schemes of the three federation demo sites (``sites.py``, ``site-agent demo-sites``).
 """
 
 from __future__ import annotations

@@ -183,12 +183,13 @@ def cross_site(layout: SiteLayout, content: RecordDict) -> RecordDict:
             errors[name] = failure.code
         except Exception:
             errors[name] = "evaluation_failed"
-    try:
-        metrics[BASELINE] = _evaluate_baseline(layout, gold, task)
-    except SiteFailure as failure:
-        errors[BASELINE] = failure.code
-    except Exception:
-        errors[BASELINE] = "evaluation_failed"
+    if task.include_baseline:
+        try:
+            metrics[BASELINE] = _evaluate_baseline(layout, gold, task)
+        except SiteFailure as failure:
+            errors[BASELINE] = failure.code
+        except Exception:
+            errors[BASELINE] = "evaluation_failed"
     return wire.pack(CrossSiteReply(metrics=metrics, errors=errors))
 
 

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from coordinator.demo_sites import (
+from coordinator.deployment.keys import register_site
+from site_agent.models.tiny import tiny_encoder
+from tests.template_sites import (
     DemoSite,
     build_site,
     demo_corpus,
     demo_mapping,
     train_site_annotator,
 )
-from coordinator.deployment.keys import register_site
-from site_agent.models.tiny import tiny_encoder
 
 # Two shared cores: one intra-op thread avoids oversubscription (10x slower otherwise).
 torch.set_num_threads(1)

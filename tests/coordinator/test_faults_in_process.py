@@ -15,7 +15,7 @@ from tests.coordinator.conftest import make_world, node_configs
 from tests.coordinator.fake_grid import InProcessGrid
 from tests.coordinator.test_rounds_in_process import settings_for
 
-SITES = ["site-a", "site-b", "tamper", "unknown", "audit", "stopper"]
+SITES = ["site-a", "site-b", "tamper", "unknown", "audit", "stopper", "dropper"]
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +39,9 @@ def faulty(tmp_path_factory: pytest.TempPathFactory, base_model: Path) -> Federa
         audit.site_dir / "keys" / "signing.key",
     )
     configs = node_configs(world)
-    stopper = next(n for n, c in configs.items() if c["site-id"] == "stopper")
-    grid = InProcessGrid(client_app, configs, stop_at={stopper: "evaluate.cross_site"})
+    node = {c["site-id"]: n for n, c in configs.items()}
+    stops = {node["stopper"]: "evaluate.cross_site", node["dropper"]: "train.fedavg"}
+    grid = InProcessGrid(client_app, configs, stop_at=stops)
     return run_federation(grid, settings_for(world, root / "out", fedavg_rounds=1, mapping=None))
 
 
@@ -56,6 +57,7 @@ def reasons(report: FederationReport, site: str) -> set[tuple[str, str]]:
         ("unknown", ("collect", "unknown_site_key")),
         ("audit", ("collect", "site_error")),
         ("stopper", ("cross_site", "no_reply")),
+        ("dropper", ("aggregate", "no_reply")),
     ],
 )
 def test_fault_is_named_in_the_report(
@@ -66,13 +68,14 @@ def test_fault_is_named_in_the_report(
 
 def test_round_completes_with_the_good_sites(faulty: FederationReport) -> None:
     accepted = {b.site_id for b in faulty.bundles}
-    assert accepted == {"site-a", "site-b", "stopper"}
+    assert accepted == {"site-a", "site-b", "stopper", "dropper"}
     assert {m.name for m in faulty.models} == {
         "export:site-a",
         "export:site-b",
         "site:site-a",
         "site:site-b",
         "site:stopper",
+        "site:dropper",
         "pooled",
         "fedavg",
     }
@@ -80,8 +83,19 @@ def test_round_completes_with_the_good_sites(faulty: FederationReport) -> None:
         for site in ("site-a", "site-b", "tamper", "unknown", "audit"):
             cell = faulty.cell(model.name, site)
             assert cell is not None and cell.metrics is not None, (model.name, site)
-        stopped = faulty.cell(model.name, "stopper")
-        assert stopped is not None and stopped.metrics is None and stopped.error == "no_reply"
+        for gone in ("stopper", "dropper"):
+            stopped = faulty.cell(model.name, gone)
+            assert stopped is not None and stopped.metrics is None, (model.name, gone)
+
+
+def test_a_site_that_drops_mid_round_is_marked_and_the_round_completes(
+    faulty: FederationReport,
+) -> None:
+    (played,) = faulty.fedavg_rounds
+    assert played.dropped == ("dropper",)
+    assert played.contributors == ("site-a", "site-b", "stopper")
+    fedavg = next(m for m in faulty.models if m.name == "fedavg")
+    assert fedavg.rounds == 1 and "dropper" not in fedavg.trained_on
 
 
 def test_sites_without_annotator_report_a_code_not_text(faulty: FederationReport) -> None:

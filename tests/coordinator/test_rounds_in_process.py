@@ -47,12 +47,13 @@ def happy(
 def test_every_round_sends_its_message_type(
     happy: tuple[FederationReport, InProcessGrid, Path],
 ) -> None:
-    _, grid, _ = happy
+    report, grid, _ = happy
     types = [m.metadata.message_type for m in grid.sent]
     assert types.count("query.roll_call") == 3
     assert types.count("query.collect") == 3
     assert types.count("train.fedavg") == 3 * 2
-    assert types.count("evaluate.cross_site") == 3
+    assert types.count("evaluate.cross_site") == 3  # tiny models: one message holds them all
+    assert len(report.models) == 8
 
 
 def test_matrix_is_complete_with_site_pooled_and_fedavg_models(

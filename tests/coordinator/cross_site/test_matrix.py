@@ -57,3 +57,20 @@ def test_cells_hold_metrics_codes_and_the_reason_a_reply_is_missing(tmp_path: Pa
     excluded = {(e.site_id, e.reason) for e in state.exclusions}
     assert excluded == {("site-b", "no_reply"), ("site-c", "site_error")}
     assert 2 not in state.sites  # a site that stopped answering leaves the later phases
+
+
+def test_models_are_sent_in_batches_under_the_size_limit(tmp_path: Path) -> None:
+    from coordinator.aggregate.built_model import BuiltModel
+    from coordinator.cross_site import batches
+    from protocol.rounds import TrainedModel
+
+    def model(name: str, size: int) -> BuiltModel:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "model.safetensors").write_bytes(b"x" * size)
+        info = TrainedModel(name=name, kind="pooled", trained_on=(), n_training_documents=1)
+        return BuiltModel(info, folder)
+
+    a, b, big, c = model("a", 40), model("b", 50), model("big", 500), model("c", 10)
+    assert batches([a, b, big, c], 100) == [[a, b], [big], [c]]
+    assert batches([], 100) == [[]]

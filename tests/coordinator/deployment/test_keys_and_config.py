@@ -102,7 +102,7 @@ def test_a_site_without_a_supernode_key_is_named_not_skipped_silently(tmp_path: 
         registry=tmp_path / "r.json", base_model=tmp_path, output_dir=tmp_path
     )
     lines: list[str] = []
-    assert register_sites({}, settings, tmp_path, lines.append) == []
+    assert register_sites({}, settings, tmp_path, lines.append) == {}
     assert lines and "site-x" in lines[0] and "not registered" in lines[0] and "fix:" in lines[0]
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.demo import prepare_demo
 from coordinator.deployment.local import run_local_federation
 from protocol import LabelMapping
 from protocol.rounds import FederationReport
@@ -19,6 +18,7 @@ from shared.corpus_io import read_corpus
 from shared.label_mapping import harmonise
 from shared.metrics.model_metrics import evaluate_predictions
 from site_agent.annotator import machine_annotate
+from tests.template_sites import prepare_template_federation
 
 SITES = ["site-a", "site-b", "site-c"]
 
@@ -42,7 +42,7 @@ def model_dir(models: Path, name: str) -> Path:
 @pytest.mark.timeout(480)
 def test_loopback_deployment_runs_every_round(tmp_path: Path) -> None:
     work, out = tmp_path / "work", tmp_path / "out"
-    sites, settings = prepare_demo(work, out, SITES)
+    sites, settings = prepare_template_federation(work, out, SITES)
     settings = settings.model_copy(
         update={"fedavg_rounds": 1, "train_epochs": 6, "bootstrap": 50, "reply_timeout": 150.0}
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from coordinator.report import tables
-from coordinator.report.write import markdown_table, to_markdown
+from coordinator.report.write import SECTIONS, markdown_table, to_markdown
 from protocol import rounds
 from protocol.rounds import (
     BASELINE,
@@ -78,6 +78,47 @@ def test_delta_recall_and_audit_rows() -> None:
 
 def test_markdown_has_one_section_per_table() -> None:
     text = to_markdown(report())
-    assert text.count("\n## ") == len(tables.METRICS) + 6
+    assert text.count("\n## ") == len(tables.METRICS) + len(SECTIONS)
     assert "| pooled | 0.750 [0.700, 0.800] | excluded (no_reply) |" in text
     assert markdown_table([["a|b"], ["x|y"]]) == "| a|b |\n|---|\n| x/y |"
+
+
+def test_generalisation_gap_is_in_site_minus_mean_out_of_site() -> None:
+    base = report()
+    three = base.model_copy(
+        update={
+            "sites": (*base.sites, base.sites[0].model_copy(update={"site_id": "c"})),
+            "models": (
+                TrainedModel(name="site:a", kind="site", trained_on=("a",), n_training_documents=3),
+                *base.models,  # pooled: trained at two sites, not a single-site model
+            ),
+            "matrix": (
+                CrossSiteCell(model="site:a", site_id="a", metrics=metrics(0.9, {})),
+                CrossSiteCell(model="site:a", site_id="b", metrics=metrics(0.5, {})),
+                CrossSiteCell(model="site:a", site_id="c", metrics=metrics(0.3, {})),
+            ),
+        }
+    )
+    # out-of-site mean (0.5 + 0.3) / 2 = 0.4; gap 0.9 - 0.4 = 0.5
+    assert tables.generalisation_rows(three) == [
+        ["model", "trained at", "in-site", "out-of-site (mean)", "gap"],
+        ["site:a", "a", "0.900", "0.400", "+0.500"],
+    ]
+
+
+def test_fedavg_rounds_name_who_dropped() -> None:
+    played = report().model_copy(
+        update={
+            "fedavg_rounds": (
+                rounds.FedAvgRound(round=1, contributors=("a", "b"), n_examples=8, update_norm=2.0),
+                rounds.FedAvgRound(
+                    round=2, contributors=("a",), dropped=("b",), n_examples=4, update_norm=0.5
+                ),
+            )
+        }
+    )
+    assert tables.fedavg_round_rows(played)[1:] == [
+        ["1", "a, b", "-", "8", "2.0000"],
+        ["2", "a", "b", "4", "0.5000"],
+    ]
+    assert tables.fedavg_round_rows(report())[1][1] == "no FedAvg round ran"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.demo_sites import DemoSite, build_site, write_stage_record
+from tests.template_sites import DemoSite, build_site, write_stage_record
 
 
 @pytest.fixture

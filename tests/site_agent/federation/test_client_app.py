@@ -8,11 +8,11 @@ import pytest
 from flwr.app import Context, Message, RecordDict, UserConfig
 from flwr.supercore.task_identity import TaskIdentity
 
-from coordinator.demo_sites import DemoSite
 from protocol.rounds import RollCallReply
 from shared import wire
 from site_agent import client_app
 from site_agent.federation import handlers
+from tests.template_sites import DemoSite
 
 
 def call(message_type: str, config: UserConfig, content: RecordDict | None = None) -> Message:

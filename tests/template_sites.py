@@ -1,4 +1,6 @@
-"""Small built-in sites for ``coordinator demo`` and the tests: notes, bundles, keys, annotators.
+"""Template sites for the coordinator's tests: notes, bundles, keys, annotators, cheaply.
+
+(``coordinator demo`` federates real site runs; see site_agent/demo/sites.py.)
 
 Each site writes notes in its own style and with its own label names (mapped onto one coarse
 scheme by ``demo_mapping``), holds a gold test split and a gold-trained annotator, and has a
@@ -13,12 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from coordinator.deployment.keys import register_site
+from coordinator.deployment.local import LocalSite
+from coordinator.settings import FederationSettings
 from protocol import Corpus, Document, LabelMapping, Span
 from protocol.audit import AuditReport, RuleResult
 from shared.atomic import atomic_write_text
 from shared.corpus_io.jsonl import write_jsonl
 from shared.provenance import config_digest, sha256_file, tool_version
 from shared.signing import generate_signing_key
+from shared.supernode_keys import create_supernode_auth_key
+from site_agent.models.tiny import tiny_encoder
 
 if TYPE_CHECKING:
     from site_agent.audit import AuditBinding
@@ -215,3 +222,35 @@ def train_site_annotator(
     model = _train(gold, base_model, site.site_dir / "03-annotator" / "model", epochs)
     write_stage_record(model.parent, "annotator", {"model": model.name})
     return model
+
+
+def prepare_template_federation(
+    work: Path, output_dir: Path, site_ids: list[str]
+) -> tuple[list[LocalSite], FederationSettings]:
+    """Template sites with keys, registry, mapping and a tiny base encoder for a local run."""
+    texts = [d.text for s in site_ids for d in demo_corpus(s, 20, 0, "vocab").documents]
+    base = tiny_encoder(work / "base-encoder", texts)
+    registry = work / "registry.json"
+    sites = []
+    for site_id in site_ids:
+        site = build_site(work / "sites", site_id, base_model=base)
+        train_site_annotator(site, base)
+        auth_public = create_supernode_auth_key(site.site_dir / "keys" / "supernode.key")
+        register_site(registry, site_id, site.signing_public_key, auth_public)
+        sites.append(LocalSite(site_id, site.site_dir, site.site_dir / "keys" / "supernode.key"))
+    mapping = work / "mapping.json"
+    atomic_write_text(mapping, demo_mapping().model_dump_json(indent=2))
+    settings = FederationSettings(
+        registry=registry,
+        base_model=base,
+        output_dir=output_dir,
+        mapping=mapping,
+        fedavg_rounds=3,
+        train_epochs=12,
+        local_epochs=4,
+        learning_rate=1e-3,
+        batch_size=4,
+        bootstrap=100,
+        reply_timeout=300,
+    )
+    return sites, settings

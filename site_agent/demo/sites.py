@@ -1,0 +1,188 @@
+"""Three demo hospitals for the federation demo, each a real site run.
+
+Each site gets its own notes (a ward, an outpatient clinic, a radiology department: different
+note styles and label schemes, see ``make_demo_corpus.py``), its label mapping onto the
+shared coarse scheme, its keys (export signing, SuperNode auth) and a ``site.toml`` with the
+demo profile and a ``[federation]`` table for ``site-agent join``. Then every site runs the
+real ``site-agent synthesize`` (as a separate process, as a hospital would), a few at a time.
+
+The folder left behind is what ``coordinator demo --sites`` federates::
+
+    <root>/federation.toml           the base encoder the sites and the coordinator share
+    <root>/<site>/site.toml          the site's config ([federation] for site-agent join)
+    <root>/<site>/corpus.jsonl       its gold notes
+    <root>/<site>/label-mapping.toml its labels -> the shared coarse scheme
+    <root>/<site>/keys/              signing key, SuperNode auth key (+ .pub)
+    <root>/<site>/work/              the pipeline's work dir (outbox/ holds the bundle)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.atomic import atomic_write_text
+from shared.errors import ToolkitError
+from shared.signing import generate_signing_key
+from shared.supernode_keys import create_supernode_auth_key
+from site_agent.cli.site_setup import key_paths
+from site_agent.config import PROFILES, default_models
+from site_agent.demo.make_demo_corpus import SHARED, build_corpus, scheme_mapping, write_corpus
+from site_agent.models.cache import model_dir
+
+SITE_CONFIG = "site.toml"
+LABEL_MAPPING = "label-mapping.toml"
+FEDERATION_TOML = "federation.toml"
+CA_FILE = "coordinator-ca.crt"  # the coordinator puts its CA here before the sites join
+SHARED_SCHEME = "demo-coarse"
+
+
+class DemoSitesError(ToolkitError):
+    """A demo site's pipeline run failed."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class DemoSite:
+    site_id: str
+    style: str  # note style (make_demo_corpus.STYLES)
+    scheme: str  # label scheme (make_demo_corpus.SCHEMES)
+    seed: int
+
+
+DEMO_SITES = (
+    DemoSite("site-a", "ward", "ward", 11),
+    DemoSite("site-b", "letter", "fine", 12),
+    DemoSite("site-c", "radiology", "coarse", 13),
+)
+
+
+def _toml(value: object) -> str:
+    return json.dumps(str(value)) if isinstance(value, Path | str) else json.dumps(value)
+
+
+def site_toml(site: DemoSite, folder: Path, runtime_port: int, threads: int) -> str:
+    """The site's config: demo profile, its corpus and key, and its ``[federation]`` table."""
+    private, _ = key_paths(folder / "keys", site.site_id)
+    return f"""\
+# {site.site_id}: {site.style} notes annotated with the {site.scheme!r} label scheme
+site_id = {_toml(site.site_id)}
+profile = "demo"
+work_dir = {_toml(folder / "work")}
+signing_key = {_toml(private)}
+device = "cpu"
+
+[corpus]
+path = {_toml(folder / "corpus.jsonl")}
+
+[annotator.training]
+num_threads = {threads}
+
+[adapt]
+cpu_threads = {threads}
+
+[generation]
+cpu_threads = {threads}
+
+[federation]
+site-id = {_toml(site.site_id)}
+work-dir = "work"
+auth-private-key = "keys/supernode.key"
+root-certificates = "../{CA_FILE}"
+runtime-port = {runtime_port}
+"""
+
+
+def mapping_toml(scheme: str) -> str:
+    lines = [
+        f'name = "{SHARED_SCHEME}"',
+        f"coarse_labels = {json.dumps(sorted(set(SHARED.values())))}",
+        "",
+        "[mapping]",
+    ]
+    lines += [f'{label} = "{target}"' for label, target in sorted(scheme_mapping(scheme).items())]
+    return "\n".join(lines) + "\n"
+
+
+def write_site(root: Path, site: DemoSite, runtime_port: int, threads: int) -> Path:
+    """The site's folder (keys kept when they exist, so its registered keys stay valid)."""
+    folder = (root / site.site_id).resolve()
+    write_corpus(
+        folder / "corpus.jsonl", build_corpus(seed=site.seed, style=site.style, scheme=site.scheme)
+    )
+    atomic_write_text(folder / LABEL_MAPPING, mapping_toml(site.scheme))
+    private, public = key_paths(folder / "keys", site.site_id)
+    if not private.exists():
+        generate_signing_key(private, public)
+    if not (folder / "keys" / "supernode.key").exists():
+        create_supernode_auth_key(folder / "keys" / "supernode.key")
+    config = folder / SITE_CONFIG
+    atomic_write_text(config, site_toml(site, folder, runtime_port, threads))
+    return config
+
+
+def base_encoder() -> Path:
+    """The encoder the demo sites train (the demo profile's language default)."""
+    language = str(PROFILES["demo"].get("language", "en"))
+    return model_dir(default_models(language)["annotator"])
+
+
+def synthesize(config: Path) -> tuple[Path, float, int]:
+    """Run ``site-agent synthesize`` for one site; its output goes to ``synthesize.log``."""
+    log = config.parent / "synthesize.log"
+    argv = [sys.executable, "-m", "site_agent", "synthesize", "--site-config", str(config)]
+    env = {**os.environ, "TERM": "dumb", "COLUMNS": "100"}
+    started = time.monotonic()
+    with log.open("wb") as out:
+        code = subprocess.call(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
+    return config, time.monotonic() - started, code
+
+
+def plan_jobs(n_sites: int, jobs: int | None) -> tuple[int, int]:
+    """Pipelines run at once and CPU threads each: all cores used, none oversubscribed."""
+    cores = os.cpu_count() or 1
+    jobs = jobs or min(n_sites, max(1, cores))
+    return jobs, max(1, cores // jobs)
+
+
+def run_demo_sites(
+    root: Path,
+    *,
+    jobs: int | None = None,
+    first_port: int = 9194,
+    on_line: Callable[[str], None] = print,
+) -> list[Path]:
+    """Write the three sites and run their pipelines, ``jobs`` at a time; their configs."""
+    jobs, threads = plan_jobs(len(DEMO_SITES), jobs)
+    root.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(root / FEDERATION_TOML, f"base-model = {_toml(base_encoder())}\n")
+    configs = [write_site(root, s, first_port + i, threads) for i, s in enumerate(DEMO_SITES)]
+    on_line(f"{len(configs)} sites, {jobs} pipeline(s) at a time, {threads} thread(s) each")
+    run_site_pipelines(configs, jobs, on_line)
+    return configs
+
+
+def run_site_pipelines(
+    configs: list[Path], jobs: int, on_line: Callable[[str], None] = print
+) -> None:
+    """``site-agent synthesize`` for every site config, ``jobs`` at a time."""
+    failed = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for config, seconds, code in pool.map(synthesize, configs):
+            state = "done" if code == 0 else f"failed (status {code})"
+            on_line(f"  {config.parent.name}: site-agent synthesize {state} in {seconds:.0f} s")
+            if code != 0:
+                failed.append(config.parent / "synthesize.log")
+    if failed:
+        raise DemoSitesError(
+            f"site pipeline(s) failed; see {', '.join(map(str, failed))}; fix: the error is at "
+            "the end of each log"
+        )
