@@ -143,7 +143,16 @@ CASES = [
         2,
         ("nope.pub",),
     ),
-    Case("demo-out-under-a-file", "coordinator", "demo --out {w}/afile/x", 2, ("afile",)),
+    Case(
+        "demo-sites-out-under-a-file", "site-agent", "demo-sites --out {w}/afile/x", 2, ("afile",)
+    ),
+    Case(
+        "demo-without-sites",
+        "coordinator",
+        "demo --sites {w}/nope --out {w}/out",
+        78,
+        ("nope", "demo-sites"),
+    ),
     Case("run-missing-config", "coordinator", "run --config {w}/nope.toml", 78, ("nope.toml",)),
     Case(
         "run-unknown-field",
