@@ -3,54 +3,35 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
 import typer
 
-from coordinator.deployment.config_file import load_coordinator_config
-from coordinator.deployment.remote import auth_plan, run_remote
-from coordinator.report.summary import summary_lines
+from coordinator.commands.remote_rounds import (
+    ConfigOption,
+    NoRegisterFlag,
+    RootCertificatesOption,
+    SuperlinkOption,
+    launch,
+)
 from shared.cli_support import AllowInsecureRemoteFlag, InsecureFlag
-from shared.errors import UsageError
-from shared.transport_policy import choose_transport
-
-CA_FIX = "set root-certificates in [superlink] of coordinator.toml or pass --root-certificates"
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def run(
-        superlink: Annotated[
-            str | None, typer.Option(help="SuperLink address host:port (overrides the config).")
-        ] = None,
-        config: Annotated[
-            Path, typer.Option(help="coordinator.toml with \\[superlink] and \\[federation].")
-        ] = Path("coordinator.toml"),
-        root_certificates: Annotated[
-            Path | None, typer.Option(help="CA certificate of the SuperLink (overrides config).")
-        ] = None,
-        no_register: Annotated[
-            bool, typer.Option("--no-register", help="Do not register SuperNode auth keys.")
-        ] = False,
+        superlink: SuperlinkOption = None,
+        config: ConfigOption = Path("coordinator.toml"),
+        root_certificates: RootCertificatesOption = None,
+        no_register: NoRegisterFlag = False,
         insecure: InsecureFlag = False,
         allow_insecure_remote: AllowInsecureRemoteFlag = False,
     ) -> None:
         """Launch the rounds on a running deployment, stream progress, write the report."""
-        link, settings = load_coordinator_config(config)
-        address = superlink or link.address
-        if not address:
-            raise UsageError(
-                "no SuperLink address; fix: --superlink HOST:PORT or address in [superlink]"
-            )
-        transport = choose_transport(
-            address,
-            root_certificates or link.root_certificates,
+        launch(
+            config,
+            superlink,
+            root_certificates,
+            register=not no_register,
             insecure=insecure,
             allow_insecure_remote=allow_insecure_remote,
-            ca_fix=CA_FIX,
         )
-        typer.echo(transport.describe(auth_plan(transport, register=not no_register)), err=True)
-        report = run_remote(transport, settings, on_line=typer.echo, register=not no_register)
-        for line in summary_lines(report):
-            typer.echo(line)
-        typer.echo(f"report: {settings.output_dir / 'report.html'}")
