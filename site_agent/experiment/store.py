@@ -19,17 +19,17 @@ from typing import Literal
 
 from rich.progress import Progress
 
-from shared.errors import UsageError
 from shared.provenance import config_digest, sha256_tree
 from site_agent.config import SiteConfig
 from site_agent.pipeline.runner import (
     can_skip,
     prepare_folder,
+    resolve_inputs,
     run_stage,
     settings_digest,
     stage_folder,
 )
-from site_agent.pipeline.stage import Stage, StageRecord, artifact_path, read_record
+from site_agent.pipeline.stage import Stage, StageRecord, read_record
 
 
 @dataclass(frozen=True)
@@ -72,21 +72,6 @@ class StageStore:
         return record
 
 
-def _inputs(
-    stage: Stage, folders: dict[str, Path], records: dict[str, StageRecord]
-) -> tuple[dict[str, Path], dict[str, str]]:
-    paths: dict[str, Path] = {}
-    hashes: dict[str, str] = {}
-    for key in stage.inputs:
-        upstream, _, artifact = key.partition(".")
-        record = records.get(upstream)
-        if record is None or artifact not in record.artifacts:
-            raise UsageError(f"stage {stage.name!r} needs {key!r}, which {upstream!r} lacks")
-        paths[key] = artifact_path(folders[upstream], record.artifacts[artifact])
-        hashes[key] = record.artifact_hashes[artifact]
-    return paths, hashes
-
-
 def link(run_folder: Path, target: Path) -> None:
     """Point the run's ``<NN-stage>`` at the store folder (relative, so the tree can move)."""
     run_folder.parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +94,9 @@ def run_stages(
     records: dict[str, StageRecord] = {}
     done: list[StoredStage] = []
     for index, stage in enumerate(stages, 1):
-        paths, hashes = _inputs(stage, folders, records)
+        paths, hashes = resolve_inputs(
+            stage, folders, records, fix="rerun the experiment; its store lacks {upstream}"
+        )
         hashes.update({k: sha256_tree(p) for k, p in stage.sources(config).items()})
         digest = settings_digest(stage, config)
         key = stage_key(stage.name, digest, hashes)

@@ -87,9 +87,13 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def _resolve_inputs(
-    stage: Stage, folders: dict[str, Path], records: dict[str, StageRecord]
+def resolve_inputs(
+    stage: Stage,
+    folders: dict[str, Path],
+    records: dict[str, StageRecord],
+    fix: str = "re-run with --from {upstream}",
 ) -> tuple[dict[str, Path], dict[str, str]]:
+    """The paths and recorded hashes of the upstream artifacts ``stage`` reads."""
     paths: dict[str, Path] = {}
     hashes: dict[str, str] = {}
     for key in stage.inputs:
@@ -98,7 +102,7 @@ def _resolve_inputs(
         if record is None or artifact not in record.artifacts:
             raise UsageError(
                 f"stage {stage.name!r} needs {key!r}, which stage {upstream!r} did not produce; "
-                f"fix: re-run with --from {upstream}"
+                f"fix: {fix.format(upstream=upstream)}"
             )
         paths[key] = artifact_path(folders[upstream], record.artifacts[artifact])
         hashes[key] = record.artifact_hashes[artifact]
@@ -279,7 +283,7 @@ def run_pipeline(
     _invalidate(restarted)
     for index, stage in enumerate(stages):
         folder = folders[stage.name]
-        paths, hashes = _resolve_inputs(stage, folders, records)
+        paths, hashes = resolve_inputs(stage, folders, records)
         hashes.update({k: sha256_tree(p) for k, p in stage.sources(config).items()})
         previous = read_record(folder)
         digest = settings_digest(stage, config)
