@@ -21,7 +21,7 @@ from pydantic import Field
 
 from protocol.base import SCHEMA_VERSION, ProtocolModel
 from protocol.corpus import LabelMapping
-from protocol.export import ExportManifest
+from protocol.export import ExportManifest, QualityOverride
 
 PHASES = ("roll_call", "collect", "aggregate", "cross_site", "report")
 Phase = Literal["roll_call", "collect", "aggregate", "cross_site", "report"]
@@ -164,6 +164,7 @@ class AcceptedBundle(ProtocolModel):
     labels: tuple[str, ...]
     audit_passed: bool
     audit_rules_failed: tuple[str, ...] = ()
+    quality_override: QualityOverride | None = None  # a degenerate corpus the site sent anyway
     created_at: datetime
 
 
@@ -205,6 +206,7 @@ class SiteSummary(ProtocolModel):
     bundle_sha256: str | None = None
     audit_passed: bool | None = None
     audit_rules_failed: tuple[str, ...] = ()
+    quality_override: QualityOverride | None = None  # from the accepted bundle's manifest
     synthetic_documents: int = 0
 
 

@@ -104,6 +104,7 @@ def verify_received_bundle(
         labels=contents.corpus.labels,
         audit_passed=manifest.audit.passed,
         audit_rules_failed=manifest.audit.rules_failed,
+        quality_override=manifest.quality_override,
         created_at=manifest.created_at,
     )
     weights = {

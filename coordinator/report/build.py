@@ -43,6 +43,7 @@ def site_summaries(state: RunState) -> tuple[SiteSummary, ...]:
                 audit_passed=audit.passed if audit else None,
                 audit_rules_failed=audit.rules_failed if audit else (),
                 synthetic_documents=bundle.accepted.n_documents if bundle else 0,
+                quality_override=bundle.accepted.quality_override if bundle else None,
             )
         )
     return tuple(summaries)

@@ -78,9 +78,20 @@ def delta_rows(report: FederationReport) -> list[list[str]]:
 
 
 def audit_rows(report: FederationReport) -> list[list[str]]:
-    rows = [["site", "test docs", "synthetic docs", "audit", "failed rules", "bundle"]]
+    rows = [
+        [
+            "site",
+            "test docs",
+            "synthetic docs",
+            "audit",
+            "failed rules",
+            "quality override",
+            "bundle",
+        ]
+    ]
     for site in report.sites:
         audit = {True: "passed", False: "FAILED", None: "no export"}[site.audit_passed]
+        override = site.quality_override
         rows.append(
             [
                 site.site_id,
@@ -88,6 +99,7 @@ def audit_rows(report: FederationReport) -> list[list[str]]:
                 str(site.synthetic_documents),
                 audit,
                 ", ".join(site.audit_rules_failed) or "-",
+                "-" if override is None else f"{override.reason} ({'; '.join(override.findings)})",
                 (site.bundle_sha256 or "not accepted")[:16],
             ]
         )

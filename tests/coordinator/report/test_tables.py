@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from coordinator.report import tables
 from coordinator.report.write import SECTIONS, markdown_table, to_markdown
 from protocol import rounds
+from protocol.export import QualityOverride
 from protocol.rounds import (
     BASELINE,
     CrossSiteCell,
@@ -37,7 +38,14 @@ def report() -> FederationReport:
     return FederationReport(
         sites=(
             SiteSummary(site_id="a", labels=("PER",), test_split=size, audit_passed=True),
-            SiteSummary(site_id="b", labels=("PER",), test_split=size),
+            SiteSummary(
+                site_id="b",
+                labels=("PER",),
+                test_split=size,
+                quality_override=QualityOverride(
+                    findings=("no PII spans",), reason="smoke run, not for use"
+                ),
+            ),
         ),
         bundles=(),
         models=(
@@ -74,6 +82,11 @@ def test_delta_recall_and_audit_rows() -> None:
     assert tables.delta_rows(r) == [["model", "a", "b"], ["pooled", "+0.250", "-"]]
     assert tables.recall_rows(r) == [["model", "site", "LOC", "PER"], ["pooled", "a", "-", "0.500"]]
     assert [row[3] for row in tables.audit_rows(r)[1:]] == ["passed", "no export"]
+    # a degenerate corpus a site exported anyway is shown with its reason and findings
+    assert [row[5] for row in tables.audit_rows(r)[1:]] == [
+        "-",
+        "smoke run, not for use (no PII spans)",
+    ]
 
 
 def test_markdown_has_one_section_per_table() -> None:

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from coordinator.collect.phase import unpack_received
+from coordinator.collect.verify import verify_received_bundle
+from coordinator.deployment.keys import load_registry, register_site
 from protocol import Corpus, Document, Span
 from shared.corpus_io import write_corpus
 from shared.errors import ExportRefusedError
@@ -18,6 +21,7 @@ from site_agent.export import BundleRequest, build_bundle, verify_bundle
 from site_agent.export.bundle import TRAINED_ON_KEY
 from site_agent.export.quality import degenerate_findings
 from site_agent.export.settings import ExportSettings
+from site_agent.federation.bundle import pack_bundle
 from tests.bundles import REAL
 
 NO_SPANS = Corpus(
@@ -99,6 +103,11 @@ def test_an_accepted_degenerate_corpus_carries_the_override_in_the_signed_manife
     assert len(manifest.quality_override.findings) == 3
     verified = verify_bundle(bundle, tmp_path / "k.pub.pem")
     assert verified.quality_override == manifest.quality_override
+    # the coordinator accepts it and carries the override into what the report shows
+    register_site(tmp_path / "registry.json", "h1", tmp_path / "k.pub.pem")
+    received = unpack_received(pack_bundle(bundle))
+    accepted = verify_received_bundle(received, "h1", load_registry(tmp_path / "registry.json"))
+    assert accepted.accepted.quality_override == manifest.quality_override
 
 
 @pytest.mark.parametrize(
