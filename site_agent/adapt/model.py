@@ -30,7 +30,7 @@ def attach_lora(
 ) -> Any:
     """LoRA on the chosen linear layers, plus the embedding rows of added tokens; k-bit
     preparation first when the base is 4-bit."""
-    from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+    from peft import get_peft_model, prepare_model_for_kbit_training
 
     if plan.quantization == "nf4":
         model = prepare_model_for_kbit_training(
@@ -39,7 +39,16 @@ def attach_lora(
     elif settings.gradient_checkpointing and plan.device == "cuda":
         model.gradient_checkpointing_enable()
         model.enable_input_require_grads()
-    config = LoraConfig(
+    return get_peft_model(model, lora_config(model, settings, trainable_tokens))
+
+
+def lora_config(
+    model: Any, settings: AdaptSettings, trainable_tokens: dict[str, list[int]] | None = None
+) -> Any:
+    """The adapter's ``LoraConfig`` for ``model`` under ``[adapt]``."""
+    from peft import LoraConfig
+
+    return LoraConfig(
         r=settings.lora_r,
         lora_alpha=settings.lora_alpha,
         lora_dropout=settings.lora_dropout,
@@ -48,4 +57,3 @@ def attach_lora(
         task_type="CAUSAL_LM",
         trainable_token_indices=trainable_tokens or None,
     )
-    return get_peft_model(model, config)

@@ -111,23 +111,15 @@ def untrained_adapter(base_model: str, settings: AdaptSettings, out_dir: Path) -
     """A LoRA adapter as initialised (B = 0, so B·A = 0): the generator with it samples
     exactly as its base weights do. This is "no domain adaptation" (seed 000 Table 2, 0%)
     without a second code path in generation."""
-    from peft import LoraConfig, get_peft_model
+    from peft import get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from site_agent.adapt.targets import target_modules_for
+    from site_agent.adapt.model import lora_config
     from site_agent.models import resolve_model
 
     model = AutoModelForCausalLM.from_pretrained(resolve_model(base_model, allow_fetch=True))
-    config = LoraConfig(
-        r=settings.lora_r,
-        lora_alpha=settings.lora_alpha,
-        lora_dropout=settings.lora_dropout,
-        target_modules=list(target_modules_for(model, settings.target_modules)),
-        bias="none",
-        task_type="CAUSAL_LM",
-    )
     out = out_dir / "adapter"
-    get_peft_model(model, config).save_pretrained(str(out))
+    get_peft_model(model, lora_config(model, settings)).save_pretrained(str(out))
     return out
 
 
@@ -258,9 +250,15 @@ def _train_stage(knobs: RunKnobs) -> Stage:
         )
 
     regime = condition.model_dump(
-        include={"regime", "synthetic_amount", "synthetic_fraction", "real_fraction"}
+        include={
+            "regime",
+            "synthetic_amount",
+            "synthetic_fraction",
+            "real_fraction",
+            "fixed_n",
+            "steps",
+        }
     )
-    regime.update(condition.model_dump(include={"fixed_n", "steps"}))
     return Stage(
         name="train-evaluate",
         run=run,
