@@ -58,6 +58,8 @@ DEMO_SETTINGS: dict[str, object] = {
     "fedavg-rounds": 2,
     "fedavg-start": "exported",
     "train-epochs": 3,
+    # the demo notes are dense and learn in 3 epochs (as in the sites' demo profile)
+    "train-min-steps": 0,
     "local-epochs": 1,
     "learning-rate": 3e-4,
     "batch-size": 4,

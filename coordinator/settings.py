@@ -24,6 +24,9 @@ class FederationSettings(BaseModel):
     fedavg_rounds: int = Field(default=2, ge=0)
     local_epochs: int = Field(default=1, ge=1)
     train_epochs: int = Field(default=3, ge=1)
+    # steps the coordinator's per-site and pooled trainings reach at least, adding epochs
+    # (the site annotator's recipe); 0: exactly train-epochs
+    train_min_steps: int = Field(default=300, ge=0)
     learning_rate: float = Field(default=1e-4, gt=0)
     batch_size: int = Field(default=16, ge=1)
     min_sites: int = Field(default=1, ge=1)

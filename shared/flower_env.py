@@ -7,6 +7,7 @@ SuperNode with ``site-agent join``. Both build the SuperNode's command line here
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -34,6 +35,13 @@ def flower_env(flwr_home: Path, repo_root: Path | None = None) -> dict[str, str]
     return env
 
 
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that nothing listens on now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
 def node_config(values: Mapping[str, object]) -> str:
     """The ``--node-config`` string of a SuperNode (unset values left out)."""
     return " ".join(f'{k}="{v}"' for k, v in values.items() if v is not None)
@@ -48,8 +56,12 @@ def supernode_argv(
     auth_private_key: Path | None,
     insecure: bool,
 ) -> list[str]:
-    """``flower-supernode`` with TLS and SuperNode auth, or ``--insecure``."""
-    argv = ["flower-supernode", "--superlink", superlink, "--port", str(runtime_port)]
+    """``flower-supernode`` with TLS and SuperNode auth, or ``--insecure``.
+
+    ``runtime_port`` 0 picks a free local port for the ClientApp runtime API.
+    """
+    port = runtime_port or free_port()
+    argv = ["flower-supernode", "--superlink", superlink, "--port", str(port)]
     argv += ["--node-config", config]
     if insecure:
         return [*argv, "--insecure"]

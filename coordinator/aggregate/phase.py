@@ -57,6 +57,7 @@ def aggregate_models(
     harmonised = harmonised_corpora(state, labels)
     settings = NerSettings(
         epochs=state.settings.train_epochs,
+        min_steps=state.settings.train_min_steps,
         learning_rate=state.settings.learning_rate,
         batch_size=state.settings.batch_size,
         seed=state.settings.seed,

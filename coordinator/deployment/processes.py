@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shared.flower_env import DeploymentError
+from shared.flower_env import DeploymentError, free_port
 
 CONNECTION = "coordinator"
 
@@ -30,12 +30,6 @@ def repo_root() -> Path:
             f"{root}: no pyproject.toml with [tool.flwr.app]; fix: run from a source checkout"
         )
     return root
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
 
 
 def descendants(pid: int) -> list[int]:

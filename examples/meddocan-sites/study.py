@@ -16,14 +16,15 @@
              pooled and FedAvg models (FedAvg starting from the exported encoders) scored at every
              site next to the site's gold-trained baseline; report in ``OUT/report/report.html``.
 
-``--max-cases N`` keeps N cases per site and ``--adapt-steps S`` shortens the LoRA run (a
-smaller, faster study).
+``--max-cases N`` keeps N cases per site, drawn at random from all its journals, and
+``--adapt-steps S`` shortens the LoRA run (a smaller, faster study).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import subprocess
 import sys
 import time
@@ -116,6 +117,14 @@ def deal_journals(cases: list[dict[str, object]]) -> dict[str, list[dict[str, ob
     return sites
 
 
+def sample_cases(cases: list[dict[str, object]], n: int | None) -> list[dict[str, object]]:
+    """``n`` of a site's cases drawn at random (seed 0) from all its journals, in their order."""
+    if not n or n >= len(cases):
+        return cases
+    keep = set(random.Random(0).sample(range(len(cases)), n))
+    return [case for i, case in enumerate(cases) if i in keep]
+
+
 def site_corpus(site: str, cases: list[dict[str, object]]) -> tuple[Corpus, str]:
     """The site's corpus in its own label scheme, and its mapping onto the shared scheme."""
     full = Corpus(documents=tuple(Document.model_validate(case) for case in cases))
@@ -140,7 +149,7 @@ def mapping_toml(coarse: tuple[str, ...], mapping: dict[str, str]) -> str:
 
 
 def write_site(
-    out: Path, site: str, corpus: Corpus, mapping: str, port: int, args: argparse.Namespace
+    out: Path, site: str, corpus: Corpus, mapping: str, args: argparse.Namespace
 ) -> Path:
     from shared.corpus_io import write_corpus
 
@@ -166,7 +175,7 @@ def write_site(
         f'[corpus]\npath = "{folder / "corpus.jsonl"}"\n\n{settings}\n'
         f'[federation]\nsite-id = "{site}"\nwork-dir = "work"\n'
         f'auth-private-key = "keys/supernode.key"\nroot-certificates = "../{CA_FILE}"\n'
-        f"runtime-port = {port}\n",
+        "runtime-port = 0\n",
         encoding="utf-8",
     )
     return config
@@ -191,11 +200,10 @@ def main() -> None:
         f'base-model = "{model_dir(ENCODER)}"\n\n{STUDY_SETTINGS}', encoding="utf-8"
     )
     configs = []
-    for i, (site, cases) in enumerate(deal_journals(read_cases(args.data)).items()):
-        cases = cases[: args.max_cases] if args.max_cases else cases
+    for site, cases in deal_journals(read_cases(args.data)).items():
+        cases = sample_cases(cases, args.max_cases)
         corpus, mapping = site_corpus(site, cases)
-        port = 9294 + i
-        configs.append(write_site(args.out, site, corpus, mapping, port, args))
+        configs.append(write_site(args.out, site, corpus, mapping, args))
         journals = sorted({str(c["source"]) for c in cases})
         labels = len(corpus.labels)
         print(f"{site}: {len(cases)} cases, {len(journals)} journal(s), {labels} labels")

@@ -69,7 +69,7 @@ def _toml(value: object) -> str:
     return json.dumps(str(value)) if isinstance(value, Path | str) else json.dumps(value)
 
 
-def site_toml(site: DemoSite, folder: Path, runtime_port: int, threads: int) -> str:
+def site_toml(site: DemoSite, folder: Path, threads: int) -> str:
     """The site's config: demo profile, its corpus and key, and its ``[federation]`` table."""
     private, _ = key_paths(folder / "keys", site.site_id)
     return f"""\
@@ -97,7 +97,7 @@ site-id = {_toml(site.site_id)}
 work-dir = "work"
 auth-private-key = "keys/supernode.key"
 root-certificates = "../{CA_FILE}"
-runtime-port = {runtime_port}
+runtime-port = 0  # any free local port, picked when the site joins
 """
 
 
@@ -112,7 +112,7 @@ def mapping_toml(scheme: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_site(root: Path, site: DemoSite, runtime_port: int, threads: int) -> Path:
+def write_site(root: Path, site: DemoSite, threads: int) -> Path:
     """The site's folder (keys kept when they exist, so its registered keys stay valid)."""
     folder = (root / site.site_id).resolve()
     write_corpus(
@@ -125,7 +125,7 @@ def write_site(root: Path, site: DemoSite, runtime_port: int, threads: int) -> P
     if not (folder / "keys" / "supernode.key").exists():
         create_supernode_auth_key(folder / "keys" / "supernode.key")
     config = folder / SITE_CONFIG
-    atomic_write_text(config, site_toml(site, folder, runtime_port, threads))
+    atomic_write_text(config, site_toml(site, folder, threads))
     return config
 
 
@@ -157,14 +157,13 @@ def run_demo_sites(
     root: Path,
     *,
     jobs: int | None = None,
-    first_port: int = 9194,
     on_line: Callable[[str], None] = print,
 ) -> list[Path]:
     """Write the three sites and run their pipelines, ``jobs`` at a time; their configs."""
     jobs, threads = plan_jobs(len(DEMO_SITES), jobs)
     root.mkdir(parents=True, exist_ok=True)
     atomic_write_text(root / FEDERATION_TOML, f"base-model = {_toml(base_encoder())}\n")
-    configs = [write_site(root, s, first_port + i, threads) for i, s in enumerate(DEMO_SITES)]
+    configs = [write_site(root, s, threads) for s in DEMO_SITES]
     on_line(f"{len(configs)} sites, {jobs} pipeline(s) at a time, {threads} thread(s) each")
     run_site_pipelines(configs, jobs, on_line)
     return configs

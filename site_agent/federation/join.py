@@ -5,7 +5,7 @@
     work-dir = "/srv/site-a"                  # the pipeline work dir (outbox/, NN-split/...)
     auth-private-key = "keys/supernode.key"   # from `site-agent auth-key`
     root-certificates = "tls/ca.crt"          # the coordinator's CA
-    runtime-port = 9094                       # local ClientApp runtime API port
+    runtime-port = 9094                       # local ClientApp runtime API port (0: any free)
     signing-public-key = "keys/site.pub.pem"  # the bundle is verified with it before sending
 
 Relative paths are taken from the folder of site.toml.
@@ -45,7 +45,7 @@ class JoinConfig(BaseModel):
     work_dir: Path = Field(alias="work-dir")
     auth_private_key: Path | None = Field(default=None, alias="auth-private-key")
     root_certificates: Path | None = Field(default=None, alias="root-certificates")
-    runtime_port: int = Field(default=9094, alias="runtime-port")
+    runtime_port: int = Field(default=9094, ge=0, le=65535, alias="runtime-port")
     export_dir: Path | None = Field(default=None, alias="export-dir")
     test_split: Path | None = Field(default=None, alias="test-split")
     annotator_dir: Path | None = Field(default=None, alias="annotator-dir")

@@ -93,6 +93,7 @@ def federated(
         fedavg_rounds=1,
         fedavg_start="exported",
         train_epochs=1,
+        train_min_steps=0,
         batch_size=8,
         bootstrap=10,
     )

@@ -27,6 +27,7 @@ def settings_for(world: World, out: Path, **overrides: object) -> FederationSett
         "mapping": world.mapping,
         "fedavg_rounds": 2,
         "train_epochs": 6,
+        "train_min_steps": 0,
         "learning_rate": 1e-3,
         "batch_size": 4,
         "bootstrap": 30,
@@ -68,6 +69,19 @@ def test_matrix_is_complete_with_site_pooled_and_fedavg_models(
     assert all(b.metrics is not None for b in report.baselines)
     assert report.exclusions == ()
     assert report.labels == ("ID", "LOC", "ORG", "PER", "TIME")
+
+
+def test_coordinator_training_follows_train_epochs_and_min_steps(
+    happy: tuple[FederationReport, InProcessGrid, Path],
+) -> None:
+    import json
+
+    _, _, out = happy
+    for name in ("pooled", "site-site-a"):
+        record = json.loads((out / "models" / name / "annotator.json").read_text())
+        assert record["settings"]["min_steps"] == 0
+        assert record["settings"]["epochs"] == 6
+        assert len(record["epochs"]) <= 6
 
 
 def test_matrix_cell_equals_metrics_computed_directly(

@@ -93,6 +93,24 @@ def test_join_builds_the_supernode_command_with_tls_and_auth(tmp_path: Path) -> 
         join_argv(config_without_keys, "10.0.0.1:9093", insecure=False)
 
 
+def test_runtime_port_zero_joins_on_a_free_local_port(tmp_path: Path) -> None:
+    import socket
+
+    (tmp_path / "site.toml").write_text(
+        '[federation]\nsite-id = "site-a"\nwork-dir = "w"\nruntime-port = 0\n'
+    )
+    argv = join_argv(load_join_config(tmp_path / "site.toml"), "127.0.0.1:9093", insecure=True)
+    port = int(argv[argv.index("--port") + 1])
+    assert port > 0
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", port))  # nothing listens there
+    (tmp_path / "site.toml").write_text(
+        '[federation]\nsite-id = "site-a"\nwork-dir = "w"\nruntime-port = -1\n'
+    )
+    with pytest.raises(ConfigError, match="runtime-port"):
+        load_join_config(tmp_path / "site.toml")
+
+
 def test_a_site_without_a_supernode_key_is_named_not_skipped_silently(tmp_path: Path) -> None:
     from coordinator.deployment.remote import register_sites
 

@@ -23,7 +23,7 @@ from site_agent.federation.join import load_join_config
 @pytest.fixture
 def sites(tmp_path: Path) -> list[Path]:
     (tmp_path / FEDERATION_TOML).write_text(f'base-model = "{tmp_path}"\n', encoding="utf-8")
-    return [write_site(tmp_path, site, 9300 + i, 1) for i, site in enumerate(DEMO_SITES)]
+    return [write_site(tmp_path, site, 1) for site in DEMO_SITES]
 
 
 @pytest.mark.parametrize("site", DEMO_SITES, ids=lambda s: s.site_id)
