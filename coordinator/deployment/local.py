@@ -14,11 +14,17 @@ from typing import Protocol
 
 from coordinator.deployment.flower_cli import write_connection
 from coordinator.deployment.keys import create_tls
-from coordinator.deployment.processes import ProcessGroup, free_port, repo_root, wait_for_port
+from coordinator.deployment.processes import ProcessGroup, repo_root, wait_for_port
 from coordinator.deployment.remote import auth_plan, bind_nodes, register_sites, run_remote
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
-from shared.flower_env import DeploymentError, flower_env, node_config, supernode_argv
+from shared.flower_env import (
+    DeploymentError,
+    flower_env,
+    free_port,
+    node_config,
+    supernode_argv,
+)
 from shared.transport_policy import Transport, choose_transport
 
 HOST = "127.0.0.1"

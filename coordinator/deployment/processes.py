@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shared.flower_env import DeploymentError, free_port
+from shared.flower_env import DeploymentError
 
 CONNECTION = "coordinator"
 
