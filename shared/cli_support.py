@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
+import warnings
 from collections.abc import Iterable
 from typing import Annotated
 
@@ -48,8 +50,13 @@ def register_commands(app: typer.Typer, package: str, modules: Iterable[str]) ->
 def quiet_libraries() -> None:
     """Keep library chatter (weight-loading reports, hub progress bars) out of operators' logs.
 
-    Set before transformers is imported; an operator's own settings win.
+    Set before transformers is imported; an operator's own settings win. Deprecation notices
+    of the libraries (for their developers, not operators) and bitsandbytes' note that an
+    optional CPU kernel package is absent are dropped.
     """
+    for library in ("transformers", "peft", "torch"):
+        warnings.filterwarnings("ignore", category=FutureWarning, module=rf"{library}(\.|$)")
+    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

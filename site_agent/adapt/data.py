@@ -1,4 +1,5 @@
-"""Training examples for causal-LM adaptation: every document, cut into ``max_length`` windows."""
+"""Training examples for causal-LM adaptation: every document, cut into ``max_length`` windows,
+and (``[adapt] packing``) the windows packed into rows of at most ``max_length`` tokens."""
 
 from __future__ import annotations
 
@@ -46,6 +47,50 @@ def collate(windows: Sequence[list[int]], pad_id: int) -> dict[str, Any]:
         attention[row, : len(window)] = 1
     labels = input_ids.masked_fill(attention == 0, -100)
     return {"input_ids": input_ids, "attention_mask": attention, "labels": labels}
+
+
+def pack_windows(windows: Sequence[list[int]], max_length: int) -> list[list[list[int]]]:
+    """Windows grouped into rows of at most ``max_length`` tokens: first-fit, longest first.
+
+    A window is never split or shared between rows, so a row holds whole windows only; the
+    grouping depends on the window lengths alone (deterministic, so resumes replay it).
+    """
+    rows: list[list[list[int]]] = []
+    room: list[int] = []
+    for index in sorted(range(len(windows)), key=lambda i: (-len(windows[i]), i)):
+        window = windows[index]
+        row = next((r for r, free in enumerate(room) if free >= len(window)), None)
+        if row is None:
+            rows.append([])
+            room.append(max_length)
+            row = len(rows) - 1
+        rows[row].append(window)
+        room[row] -= len(window)
+    return rows
+
+
+def collate_packed(rows: Sequence[list[list[int]]], pad_id: int) -> dict[str, Any]:
+    """Packed batch: each window restarts its positions at 0 and is not a target from the
+    window before it; no attention mask, so transformers builds a block-diagonal causal mask
+    from the position ids (no token attends across windows). Trailing padding is a block of
+    its own and carries no labels."""
+    import torch
+
+    lengths = [sum(len(w) for w in row) for row in rows]
+    width = max(lengths)
+    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(rows), width), -100, dtype=torch.long)
+    positions = torch.zeros((len(rows), width), dtype=torch.long)
+    for r, row in enumerate(rows):
+        cursor = 0
+        for window in row:
+            end = cursor + len(window)
+            input_ids[r, cursor:end] = torch.tensor(window)
+            labels[r, cursor + 1 : end] = input_ids[r, cursor + 1 : end]
+            positions[r, cursor:end] = torch.arange(len(window))
+            cursor = end
+        positions[r, cursor:] = torch.arange(width - cursor)
+    return {"input_ids": input_ids, "position_ids": positions, "labels": labels}
 
 
 def epoch_order(n_examples: int, seed: int, epoch: int) -> list[int]:

@@ -30,15 +30,22 @@ def _chunk_loss(hidden: torch.Tensor, targets: torch.Tensor, head: Any, softcap:
 def chunked_causal_lm_loss(
     model: Any,
     input_ids: torch.Tensor,
-    attention_mask: torch.Tensor,
     labels: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+    position_ids: torch.Tensor | None = None,
     chunk_tokens: int = CHUNK_TOKENS,
 ) -> Any:
     """Mean next-token cross-entropy over labelled positions (``-100`` ignored), as
-    transformers computes it, with the output layer applied chunk by chunk."""
+    transformers computes it, with the output layer applied chunk by chunk. Packed rows come
+    with ``position_ids`` and no ``attention_mask``."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     body = base.base_model
-    hidden = body(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    hidden = body(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=position_ids,
+        use_cache=False,
+    ).last_hidden_state
     targets = labels[:, 1:].reshape(-1)
     hidden = hidden[:, :-1].reshape(-1, hidden.shape[-1])
     keep = targets != -100

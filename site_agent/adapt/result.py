@@ -37,11 +37,18 @@ class AdaptResult(ProtocolModel):
     resumed_from_step: int | None = None
     documents: int
     training_windows: int
+    training_rows: int | None = Field(
+        None, description="rows per epoch: windows, or packed rows of windows"
+    )
+    training_tokens: int | None = Field(None, description="tokens per epoch, padding excluded")
     trainable_parameters: int
     losses: tuple[float, ...] = ()
     seconds: float
     train_seconds: float
     seconds_per_step: float | None = None
+    tokens_per_second: float | None = Field(
+        None, description="training tokens (no padding) per second of the training loop"
+    )
     provenance: Provenance = Field(default_factory=Provenance)
 
     @property
@@ -60,6 +67,14 @@ def read_result(out: Path, digest: str) -> AdaptResult | None:
     return result
 
 
+def _tokens_per_second(
+    tokens: int | None, steps: int, steps_per_epoch: int, seconds: float
+) -> float | None:
+    if not tokens or not steps or seconds <= 0:
+        return None
+    return round(tokens * steps / steps_per_epoch / seconds, 1)
+
+
 def finish(
     out: Path,
     model: Any,
@@ -76,6 +91,8 @@ def finish(
     train_seconds: float,
     n_windows: int,
     n_documents: int,
+    n_rows: int | None = None,
+    n_tokens: int | None = None,
     tokenizer: Any = None,
 ) -> AdaptResult:
     """Save the adapter atomically, write ``adapt.json``, drop the checkpoints."""
@@ -104,11 +121,16 @@ def finish(
         resumed_from_step=resumed_from,
         documents=n_documents,
         training_windows=n_windows,
+        training_rows=n_rows,
+        training_tokens=n_tokens,
         trainable_parameters=sum(p.numel() for p in model.parameters() if p.requires_grad),
         losses=tuple(round(x, 6) for x in losses),
         seconds=round(seconds, 3),
         train_seconds=round(train_seconds, 3),
         seconds_per_step=round(train_seconds / trained_steps, 4) if trained_steps else None,
+        tokens_per_second=_tokens_per_second(
+            n_tokens, trained_steps, steps_per_epoch, train_seconds
+        ),
         provenance=make_provenance(
             source=base_ref, config_digest=digest, notes={"stage": "adapt_generator"}
         ),

@@ -45,6 +45,14 @@ class AdaptSettings(ProtocolModel):
     max_steps: int | None = Field(None, ge=1, description="stop after this many optimiser steps")
     max_length: int = Field(512, ge=16, description="tokens per training window")
     gradient_checkpointing: bool = Field(True, description="trade compute for memory")
+    packing: bool = Field(
+        True,
+        description=(
+            "pack whole token windows into rows of max_length tokens (each window attends "
+            "only to itself) instead of padding every window to the batch's longest; "
+            "batch_size then counts rows"
+        ),
+    )
     loss: Literal["full", "chunked"] = Field(
         "full",
         description=(

@@ -19,7 +19,13 @@ from typing import Any
 from shared.errors import UsageError
 from shared.provenance import config_digest, sha256_bytes
 from site_agent.adapt.checkpoint import resume_latest, save_checkpoint
-from site_agent.adapt.data import collate, epoch_order, tokenise_documents
+from site_agent.adapt.data import (
+    collate,
+    collate_packed,
+    epoch_order,
+    pack_windows,
+    tokenise_documents,
+)
 from site_agent.adapt.model import attach_lora, load_base
 from site_agent.adapt.quantization import (
     apply_cpu_threads,
@@ -34,6 +40,9 @@ from site_agent.models import resolve_model
 
 Progress = Callable[[int, int], None]
 """Called after each optimiser step with (steps done, total steps)."""
+
+Example = list[int] | list[list[int]]
+"""One training row: a token window, or (packing) whole windows packed together."""
 
 
 def run_digest(
@@ -63,8 +72,14 @@ def _micro_batches(
     return [chosen[i : i + settings.batch_size] for i in range(0, len(chosen), settings.batch_size)]
 
 
+def _batch(examples: list[Example], chosen: list[int], pad_id: int) -> dict[str, Any]:
+    if isinstance(examples[0][0], list):  # packed rows of windows
+        return collate_packed([examples[i] for i in chosen], pad_id)  # type: ignore[misc]
+    return collate([examples[i] for i in chosen], pad_id)  # type: ignore[misc]
+
+
 def _train_step(
-    model: Any, windows: list[list[int]], batches: list[list[int]], pad_id: int, chunked: bool
+    model: Any, examples: list[Example], batches: list[list[int]], pad_id: int, chunked: bool
 ) -> float:
     from site_agent.adapt.loss import chunked_causal_lm_loss  # torch: only when training
 
@@ -72,8 +87,11 @@ def _train_step(
     total = sum(len(b) for b in batches)
     loss_sum = 0.0
     for batch in batches:
-        inputs = {k: v.to(device) for k, v in collate([windows[i] for i in batch], pad_id).items()}
-        full = chunked_causal_lm_loss(model, **inputs) if chunked else model(**inputs).loss
+        inputs = {k: v.to(device) for k, v in _batch(examples, batch, pad_id).items()}
+        if chunked:
+            full = chunked_causal_lm_loss(model, **inputs)
+        else:
+            full = model(**inputs, use_cache=False).loss
         loss = full * (len(batch) / total)
         loss.backward()
         loss_sum += float(loss.detach())
@@ -99,7 +117,7 @@ class _Loop:
     model: Any
     optimizer: Any
     scheduler: Any
-    windows: list[list[int]]
+    examples: list[Example]
     pad_id: int
     checkpoints: Path
     digest: str
@@ -122,11 +140,11 @@ def _train_loop(
     loop.model.train()
     for step in range(start, total):
         epoch, within = divmod(step, steps_per_epoch)
-        order = epoch_order(len(loop.windows), settings.seed, epoch)
+        order = epoch_order(len(loop.examples), settings.seed, epoch)
         losses.append(
             _train_step(
                 loop.model,
-                loop.windows,
+                loop.examples,
                 _micro_batches(order, within, settings),
                 loop.pad_id,
                 chunked,
@@ -190,8 +208,11 @@ def adapt_generator(
     if not windows:
         raise UsageError("no training text: every document is empty; fix: check the corpus")
     model = attach_lora(model, settings, plan, rows)
+    examples: list[Example] = (
+        list(pack_windows(windows, settings.max_length)) if settings.packing else list(windows)
+    )
     per_step = settings.batch_size * settings.gradient_accumulation
-    steps_per_epoch = math.ceil(len(windows) / per_step)
+    steps_per_epoch = math.ceil(len(examples) / per_step)
     total = settings.epochs * steps_per_epoch
     if settings.max_steps is not None:
         total = min(total, settings.max_steps)
@@ -202,7 +223,7 @@ def adapt_generator(
     losses = resumed.losses if resumed else []
     loop_started = time.perf_counter()
     _train_loop(
-        _Loop(model, optimizer, scheduler, windows, tokenizer.pad_token_id, checkpoints, digest),
+        _Loop(model, optimizer, scheduler, examples, tokenizer.pad_token_id, checkpoints, digest),
         settings,
         start,
         total,
@@ -225,6 +246,8 @@ def adapt_generator(
         seconds=time.perf_counter() - started,
         train_seconds=train_seconds,
         n_windows=len(windows),
+        n_rows=len(examples),
+        n_tokens=sum(len(w) for w in windows),
         n_documents=len(train_texts),
         tokenizer=tokenizer if added_tokens else None,
     )

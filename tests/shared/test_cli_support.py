@@ -63,3 +63,20 @@ def test_run_app_exit_status(
         run_app(app)
     assert info.value.code == status
     assert stderr in capsys.readouterr().err
+
+
+def test_quiet_libraries_drops_library_deprecations_and_the_bitsandbytes_kernel_note() -> None:
+    import subprocess
+
+    code = (
+        "import logging, warnings\n"
+        "from shared.cli_support import quiet_libraries\n"
+        "quiet_libraries()\n"
+        "warnings.warn_explicit('old api', FutureWarning, 'modeling_utils.py', 1, "
+        "module='transformers.modeling_utils')\n"
+        "warnings.warn_explicit('ours', FutureWarning, 'x.py', 1, module='site_agent.x')\n"
+        "logging.getLogger('bitsandbytes.backends.cpu.ops').warning('Failed to load kernel')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "old api" not in done.stderr and "Failed to load" not in done.stderr
+    assert "ours" in done.stderr  # our own warnings still show
