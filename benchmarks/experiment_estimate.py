@@ -36,6 +36,16 @@ ADAPT_S_PER_STEP = 5.82 * 1.0  # Gemma 3 270M, batch 4 x 256 tokens
 GENERATE_TOK_PER_S = 165.0
 
 
+def planned_epochs(chunks: float, config: SiteConfig) -> int:
+    """Epochs the annotator recipe trains ``chunks`` for: more than ``epochs`` when a small
+    corpus would stay under ``min_steps`` (up to ``max_epochs``)."""
+    training = config.annotator.training
+    per_epoch = max(1, math.ceil(chunks / training.batch_size))
+    if training.epochs * per_epoch >= training.min_steps:
+        return training.epochs
+    return min(training.max_epochs, math.ceil(training.min_steps / per_epoch))
+
+
 def knob(run: PlannedRun, config: SiteConfig, *prefixes: str) -> tuple[Any, ...]:
     """The run's site.toml overrides under ``prefixes``, as a hashable key."""
     return tuple(
@@ -72,12 +82,12 @@ def estimate(path: Path, slowdown: float) -> Table:
             plain = run.condition.model_copy(update={"overrides": {}})
             config = experiment.config_of(dataclasses.replace(run, condition=plain))
         c = run.condition
-        epochs = config.annotator.training.epochs
         rep = run.repeat if spec.experiment.repeat_by != "training" else 0
         extra = knob(run, config, "") if config_invalid else ()
         annotator = (c.annotator_fraction, rep, config.annotator.model_dump_json())
+        gold_chunks = c.annotator_fraction * n_train * per_note
         work["annotator"][annotator] = (
-            LOAD_S + c.annotator_fraction * n_train * per_note * epochs * TRAIN_S_PER_CHUNK
+            LOAD_S + gold_chunks * planned_epochs(gold_chunks, config) * TRAIN_S_PER_CHUNK
         )
         work["evaluate-gold"][annotator] = LOAD_S + n_test * per_note * INFER_S_PER_CHUNK
         adapt = (c.adapt_fraction, rep, config.adapt.model_dump_json(), extra)
@@ -100,9 +110,10 @@ def estimate(path: Path, slowdown: float) -> Table:
         }.get(c.regime, 0.0)
         real = {"synthetic-only": 0.0, "fixed-n": (c.real_fraction or 1) * real}.get(c.regime, real)
         chunks = real * per_note + syn * SYNTHETIC_CHUNK
+        passes = chunks * planned_epochs(chunks, config)
         if c.regime == "compute-matched":
-            chunks = (c.steps or 1) * config.annotator.training.batch_size / epochs
-        train = LOAD_S + chunks * epochs * TRAIN_S_PER_CHUNK + n_test * per_note * INFER_S_PER_CHUNK
+            passes = (c.steps or 1) * config.annotator.training.batch_size
+        train = LOAD_S + passes * TRAIN_S_PER_CHUNK + n_test * per_note * INFER_S_PER_CHUNK
         work["train-evaluate"][(*annotate, c.model_dump_json(), run.repeat)] = train
     table = Table(
         title=f"{path.name}: {len(runs)} runs, {n_train} train notes, {per_note:.2f} chunks/note"
