@@ -41,9 +41,6 @@ from site_agent.models import resolve_model
 Progress = Callable[[int, int], None]
 """Called after each optimiser step with (steps done, total steps)."""
 
-Example = list[int] | list[list[int]]
-"""One training row: a token window, or (packing) whole windows packed together."""
-
 
 def run_digest(
     train_texts: Sequence[str],
@@ -72,14 +69,13 @@ def _micro_batches(
     return [chosen[i : i + settings.batch_size] for i in range(0, len(chosen), settings.batch_size)]
 
 
-def _batch(examples: list[Example], chosen: list[int], pad_id: int) -> dict[str, Any]:
-    if isinstance(examples[0][0], list):  # packed rows of windows
-        return collate_packed([examples[i] for i in chosen], pad_id)  # type: ignore[misc]
-    return collate([examples[i] for i in chosen], pad_id)  # type: ignore[misc]
-
-
 def _train_step(
-    model: Any, examples: list[Example], batches: list[list[int]], pad_id: int, chunked: bool
+    model: Any,
+    examples: list[Any],
+    batches: list[list[int]],
+    batch_of: Callable[[list[Any], int], dict[str, Any]],
+    pad_id: int,
+    chunked: bool,
 ) -> float:
     from site_agent.adapt.loss import chunked_causal_lm_loss  # torch: only when training
 
@@ -87,7 +83,8 @@ def _train_step(
     total = sum(len(b) for b in batches)
     loss_sum = 0.0
     for batch in batches:
-        inputs = {k: v.to(device) for k, v in _batch(examples, batch, pad_id).items()}
+        rows = [examples[i] for i in batch]
+        inputs = {k: v.to(device) for k, v in batch_of(rows, pad_id).items()}
         if chunked:
             full = chunked_causal_lm_loss(model, **inputs)
         else:
@@ -117,7 +114,8 @@ class _Loop:
     model: Any
     optimizer: Any
     scheduler: Any
-    examples: list[Example]
+    examples: list[Any]  # token windows, or (packing) rows of whole windows
+    batch_of: Callable[[list[Any], int], dict[str, Any]]  # collate or collate_packed
     pad_id: int
     checkpoints: Path
     digest: str
@@ -146,6 +144,7 @@ def _train_loop(
                 loop.model,
                 loop.examples,
                 _micro_batches(order, within, settings),
+                loop.batch_of,
                 loop.pad_id,
                 chunked,
             )
@@ -208,9 +207,10 @@ def adapt_generator(
     if not windows:
         raise UsageError("no training text: every document is empty; fix: check the corpus")
     model = attach_lora(model, settings, plan, rows)
-    examples: list[Example] = (
+    examples: list[Any] = (
         list(pack_windows(windows, settings.max_length)) if settings.packing else list(windows)
     )
+    batch_of = collate_packed if settings.packing else collate
     per_step = settings.batch_size * settings.gradient_accumulation
     steps_per_epoch = math.ceil(len(examples) / per_step)
     total = settings.epochs * steps_per_epoch
@@ -223,7 +223,16 @@ def adapt_generator(
     losses = resumed.losses if resumed else []
     loop_started = time.perf_counter()
     _train_loop(
-        _Loop(model, optimizer, scheduler, examples, tokenizer.pad_token_id, checkpoints, digest),
+        _Loop(
+            model,
+            optimizer,
+            scheduler,
+            examples,
+            batch_of,
+            tokenizer.pad_token_id,
+            checkpoints,
+            digest,
+        ),
         settings,
         start,
         total,

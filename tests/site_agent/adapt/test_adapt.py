@@ -62,6 +62,17 @@ def test_adapter_is_saved_with_provenance_and_loads(base: Path, uninterrupted: P
     assert lora_b and any(w.abs().sum() > 0 for w in lora_b)  # training moved the adapter
 
 
+def test_packing_fills_rows_with_short_notes_and_counts_real_tokens(
+    base: Path, uninterrupted: Path, tmp_path: Path
+) -> None:
+    packed = json.loads((uninterrupted / "adapt.json").read_text())  # packing is the default
+    padded = adapt_generator(TEXTS, base, FAST.model_copy(update={"packing": False}), tmp_path)
+    assert packed["training_windows"] == padded.training_windows == len(TEXTS)
+    assert packed["training_rows"] < padded.training_rows == len(TEXTS)  # 2+ notes a row
+    assert packed["training_tokens"] == padded.training_tokens
+    assert packed["tokens_per_second"] > 0 and padded.tokens_per_second is not None
+
+
 def test_interrupted_run_resumes_from_checkpoint_and_matches(
     base: Path, uninterrupted: Path, tmp_path: Path
 ) -> None:
