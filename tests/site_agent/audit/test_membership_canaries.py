@@ -44,7 +44,9 @@ def test_a_canary_is_an_opening_a_surrogate_name_and_a_secret() -> None:
     canary = record.members[0]
     doc = next(d for d in planted.documents if d.id == canary.id)
     assert doc.text.endswith(f"{canary.identifier}: {canary.secret}.")
-    assert any(d.text.startswith(doc.text.split(canary.identifier)[0].strip()) for d in TRAIN.documents)
+    assert any(
+        d.text.startswith(doc.text.split(canary.identifier)[0].strip()) for d in TRAIN.documents
+    )
     names = [doc.surface(s) for s in doc.spans if s.label == "NOMBRE_SUJETO_ASISTENCIA"]
     assert canary.identifier in names  # the surrogate name is annotated like a real one
     vocabulary = set(record.vocabulary)
@@ -55,9 +57,7 @@ def test_a_canary_is_an_opening_a_surrogate_name_and_a_secret() -> None:
 
 def test_secret_words_never_come_from_gold_spans() -> None:
     vocabulary = set(secret_vocabulary(TRAIN, 1))
-    span_words = {
-        w.lower() for d in TRAIN.documents for s in d.spans for w in d.surface(s).split()
-    }
+    span_words = {w.lower() for d in TRAIN.documents for s in d.spans for w in d.surface(s).split()}
     assert vocabulary and not vocabulary & span_words
     assert all(4 <= len(w) <= 14 and w.isalpha() and w == w.lower() for w in vocabulary)
 

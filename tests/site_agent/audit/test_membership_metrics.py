@@ -25,8 +25,7 @@ scores = st.lists(st.integers(-5, 5).map(float), min_size=1, max_size=30)
 def pairwise_auc(members: list[float], non_members: list[float]) -> float:
     """Every (member, non-member) pair: 1 if the member scores higher, 1/2 on a tie."""
     wins = sum(
-        1.0 if m > n else 0.5 if m == n else 0.0
-        for m, n in itertools.product(members, non_members)
+        1.0 if m > n else 0.5 if m == n else 0.0 for m, n in itertools.product(members, non_members)
     )
     return wins / (len(members) * len(non_members))
 
@@ -69,7 +68,9 @@ def test_tpr_at_fpr_is_the_best_allowed_threshold(
 
 @settings(max_examples=100, deadline=None)
 @given(scores, scores)
-def test_tpr_at_fpr_lies_on_sklearns_roc_curve(members: list[float], non_members: list[float]) -> None:
+def test_tpr_at_fpr_lies_on_sklearns_roc_curve(
+    members: list[float], non_members: list[float]
+) -> None:
     labels = [1] * len(members) + [0] * len(non_members)
     false_rates, true_rates, _ = roc_curve(labels, members + non_members, drop_intermediate=False)
     for fpr in (0.01, 0.2, 0.5):
