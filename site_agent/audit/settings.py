@@ -11,7 +11,7 @@ from site_agent.audit.policy import AuditPolicy
 
 
 class CanarySettings(ProtocolModel):
-    """``[audit.canaries]``: what is planted in the generator's adaptation text to test it.
+    """What is planted in the generator's adaptation text to test the audit.
 
     Two kinds, both site-private and never exported. *Identifier* canaries replace gold PII
     spans of the training copy with unique fake values; the audit checks none comes back.
