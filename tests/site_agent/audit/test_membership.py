@@ -13,6 +13,7 @@ import pytest
 
 from protocol import Corpus, Document
 from protocol.audit import MembershipCanarySet
+from shared.corpus_io import write_corpus
 from shared.errors import ExportRefusedError
 from site_agent.audit import AuditBinding, AuditPolicy, run_audit
 from site_agent.audit.binding import check_settings
@@ -28,7 +29,6 @@ from site_agent.audit.policy import MembershipSettings
 from site_agent.audit.reference import words
 from site_agent.audit.settings import CanarySettings
 from site_agent.audit.tokens import word_stream
-from shared.corpus_io import write_corpus
 from tests.site_agent.audit.builders import FILLER, random_corpus
 
 TRAIN = random_corpus(11, 30, "note-", words=40)

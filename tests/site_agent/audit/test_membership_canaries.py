@@ -135,3 +135,51 @@ def test_a_corpus_too_small_for_secrets_is_refused_with_the_fix() -> None:
 
     with pytest.raises(UsageError, match="min_document_frequency"):
         make_membership_canaries(tiny, CanarySettings(count=4, seed=1))
+
+
+def test_no_canary_record_secret_or_name_reaches_the_signed_bundle(tmp_path: Path) -> None:
+    """A passing audit that used membership canaries, exported with the gate bound to the
+    record: the bundle holds neither the record nor any canary's secret or name."""
+    from shared.signing import generate_signing_key
+    from site_agent.audit import AUDITED_CORPUS, AuditBinding, AuditPolicy, run_audit
+    from site_agent.export import BundleRequest, build_bundle
+    from site_agent.export.settings import ExportSettings
+    from tests.bundles import REAL, synthetic_corpus
+
+    _, record = make_membership_canaries(
+        REAL, CanarySettings(count=40, seed=2, min_document_frequency=2)
+    )
+    private = tmp_path / "membership_canaries.private.json"
+    private.write_text(record.model_dump_json())
+    synthetic = synthetic_corpus(3)
+    write_corpus(REAL, tmp_path / "train.jsonl")
+    write_corpus(synthetic, tmp_path / "synthetic.jsonl")
+    report = run_audit(
+        REAL, synthetic, AuditPolicy(), tmp_path / "audit", membership_canaries=record
+    )
+    assert report.passed and "membership" in report.measures, report.failed_rules
+    generate_signing_key(tmp_path / "k.pem", tmp_path / "k.pub.pem")
+    bundle, _ = build_bundle(
+        BundleRequest(
+            site_id="h1",
+            corpus_path=tmp_path / "audit" / AUDITED_CORPUS,
+            audit_report_path=tmp_path / "audit" / "audit.json",
+            signing_key_path=tmp_path / "k.pem",
+            outbox=tmp_path / "outbox",
+            config_digest="test",
+            base_models={"generator": "tiny"},
+            binding=AuditBinding(
+                real=tmp_path / "train.jsonl",
+                synthetic=tmp_path / "synthetic.jsonl",
+                policy={},
+                membership_canaries=private,
+            ),
+            quality=ExportSettings(accept_degenerate="test corpus of three notes"),
+        )
+    )
+    files = [p for p in bundle.rglob("*") if p.is_file()]
+    assert files and not [p for p in files if "canar" in p.name]
+    shipped = b"".join(p.read_bytes() for p in files)
+    for canary in record.canaries:
+        assert canary.secret.encode() not in shipped
+        assert canary.identifier.encode() not in shipped
