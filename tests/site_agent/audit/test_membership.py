@@ -4,7 +4,9 @@ attack on planted leaks, its null behaviour on clean corpora, the rules and audi
 from __future__ import annotations
 
 import math
+import os
 import random
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -32,6 +34,7 @@ from site_agent.audit.tokens import word_stream
 from tests.site_agent.audit.builders import FILLER, random_corpus
 
 TRAIN = random_corpus(11, 30, "note-", words=40)
+REPO = Path(__file__).resolve().parents[3]
 FAST = MembershipSettings(bootstrap_samples=200, exposure_candidates=200)
 
 
@@ -210,3 +213,43 @@ def test_the_gate_refuses_an_audit_made_with_other_canaries(tmp_path: Path) -> N
     mine.write_text(canaries(40, seed=9).model_dump_json())
     with pytest.raises(ExportRefusedError, match="audit_settings"):
         check_settings(report, binding, AuditPolicy())
+
+
+def _site_agent_audit(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["site-agent", "audit", "--real", str(tmp_path / "train.jsonl"), "--out",
+         str(tmp_path / "out"), *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+    )  # fmt: skip
+
+
+def test_console_script_attacks_membership_canaries_and_exits_3_on_a_leak(tmp_path: Path) -> None:
+    record = canaries(40)
+    write_corpus(TRAIN, tmp_path / "train.jsonl")
+    write_corpus(leaky_synthetic(record), tmp_path / "synthetic.jsonl")
+    (tmp_path / "membership.json").write_text(record.model_dump_json())
+    done = _site_agent_audit(
+        tmp_path,
+        "--synthetic", str(tmp_path / "synthetic.jsonl"),
+        "--membership-canaries", str(tmp_path / "membership.json"),
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "membership_auc" in done.stderr or "membership_auc" in done.stdout
+    assert "Membership inference" in (tmp_path / "out" / "audit.md").read_text()
+
+
+def test_console_script_refuses_a_file_that_is_not_a_membership_record(tmp_path: Path) -> None:
+    write_corpus(TRAIN, tmp_path / "train.jsonl")
+    (tmp_path / "membership.json").write_text("")
+    done = _site_agent_audit(
+        tmp_path,
+        "--synthetic", str(tmp_path / "train.jsonl"),
+        "--membership-canaries", str(tmp_path / "membership.json"),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "not a membership canaries file" in done.stderr and "fix:" in done.stderr
