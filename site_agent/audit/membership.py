@@ -128,8 +128,9 @@ def lm_ratio_scores(
     index: SecretIndex, kept: np.ndarray, weights: tuple[float, float, float]
 ) -> np.ndarray:
     """log P(secret) under the interpolated word trigram model of the kept documents minus
-    log P(secret) under its unigram model (add-one smoothed). A higher order whose context
-    never occurs gives its weight to the others."""
+    log P(secret) under its unigram model (add-one smoothed over the vocabulary of the whole
+    synthetic corpus, so that both stages share it). The first word cancels out; a higher
+    order whose context never occurs gives its weight to the others."""
     c1 = index.counts(1, kept)[index.grams[0]].astype(float)
     c2 = index.counts(2, kept)[index.grams[1]].astype(float)
     c3 = index.counts(3, kept)[index.grams[2]].astype(float) if index.secret_words > 2 else None
