@@ -67,12 +67,14 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
 
 
 def _rules(report: AuditReport) -> list[str]:
-    meaning = {r.get("name"): r.get("description", "") for r in report.policy.get("rules", [])}
+    written = {r.get("name"): r for r in report.policy.get("rules", [])}
+    meaning = {name: r.get("description", "") for name, r in written.items()}
+    stage = {name: r.get("stage", "after") for name, r in written.items()}
     rows = [
         [
             r.name,
             meaning.get(r.name, ""),
-            r.metric,
+            f"{r.metric} ({stage.get(r.name, 'after')})",
             r.measured,
             f"{r.comparison} {r.threshold:g}",
             "pass" if r.passed else "**FAIL**",
@@ -82,7 +84,7 @@ def _rules(report: AuditReport) -> list[str]:
     header = [
         "rule",
         "what it protects",
-        "figure (after filtering)",
+        "figure (before / after filtering)",
         "measured",
         "required",
         "result",

@@ -190,6 +190,8 @@ def test_audit_md_explains_membership_for_a_privacy_officer(tmp_path: Path) -> N
     assert "100 *canary* notes" in text and "planted 50 of them" in text
     assert "| ngram_match | before |" in text and "| lm_ratio | after |" in text
     assert "membership_auc" in text and "**FAIL**" in text
+    assert "| membership.secrets_reproduced (before) |" in text  # judged before filtering
+    assert "| membership.auc (after) |" in text
     assert not any(c.secret in text for c in record.canaries)  # figures only, no secrets
     report_json = (tmp_path / "audit.json").read_text()
     assert not any(c.secret in report_json or c.identifier in report_json for c in record.canaries)
