@@ -183,3 +183,31 @@ def test_no_canary_record_secret_or_name_reaches_the_signed_bundle(tmp_path: Pat
     for canary in record.canaries:
         assert canary.secret.encode() not in shipped
         assert canary.identifier.encode() not in shipped
+
+
+def test_planted_canaries_do_not_enlarge_the_synthetic_corpus(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The amount is a multiple of the training notes; canary notes are not training notes."""
+    from site_agent.generate import stage as generate_stage
+    from site_agent.generate.modes import SeedNotes
+    from site_agent.generate.settings import GenerationSettings
+
+    class Planned(Exception):
+        pass
+
+    sizes: list[int] = []
+
+    def plan(validation: Corpus, n_train: int, *rest: object) -> None:
+        sizes.append(n_train)
+        raise Planned
+
+    monkeypatch.setattr(generate_stage, "plan_for_model", plan)
+    monkeypatch.setattr("site_agent.models.resolve_model", lambda name, allow_fetch: name)
+    planted, record = make_membership_canaries(TRAIN, SETTINGS)
+    assert len(planted) == len(TRAIN) + len(record.members)
+    with pytest.raises(Planned):
+        generate_stage.run(
+            tmp_path, TRAIN, SeedNotes(planted), "generator", GenerationSettings(), tmp_path
+        )
+    assert sizes == [len(TRAIN)]
