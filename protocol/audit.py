@@ -1,8 +1,9 @@
 """The privacy audit's verdict, as the export gate and the coordinator read it.
 
 Nothing here carries real text: figures, thresholds, document ids and hashes only, so the
-report can leave the site inside the export bundle. Canary records (``canaries.json``) hold
-fake identifiers only and stay on the site.
+report can leave the site inside the export bundle. Canary records (``canaries.json``,
+``membership_canaries.private.json``) hold fake identifiers and random secrets, and stay on
+the site: whoever holds them can tell which canaries were planted.
 """
 
 from __future__ import annotations
@@ -100,3 +101,43 @@ class CanarySet(ProtocolModel):
     source_corpus_sha256: str
     planted_corpus_sha256: str
     canaries: tuple[Canary, ...]
+
+
+class MembershipCanary(ProtocolModel):
+    """One membership canary: a short note ending in a surrogate name and a random secret.
+
+    ``member`` canaries are planted in the generator's adaptation text under ``id``; the
+    others are made the same way and never written anywhere else.
+    """
+
+    id: str = Field(min_length=1)
+    member: bool
+    identifier: str = Field(min_length=1)
+    secret: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+
+
+class MembershipCanarySet(ProtocolModel):
+    """``membership_canaries.private.json``: every canary, its membership, and how it was made.
+
+    ``vocabulary`` is the word list the secrets were drawn from (``secret_words`` words each),
+    so the audit can draw random candidate secrets of the same kind (exposure).
+    """
+
+    schema_version: str = SCHEMA_VERSION
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    tool_version: str
+    seed: int
+    secret_words: int = Field(ge=1)
+    vocabulary: tuple[str, ...]
+    source_corpus_sha256: str
+    planted_corpus_sha256: str
+    canaries: tuple[MembershipCanary, ...]
+
+    @property
+    def members(self) -> tuple[MembershipCanary, ...]:
+        return tuple(c for c in self.canaries if c.member)
+
+    @property
+    def non_members(self) -> tuple[MembershipCanary, ...]:
+        return tuple(c for c in self.canaries if not c.member)

@@ -27,6 +27,7 @@ from protocol.audit import AuditReport, CanarySet, RuleResult
 from shared.corpus_io import read_corpus
 from shared.errors import ExportRefusedError
 from site_agent.audit.digest import corpus_sha256
+from site_agent.audit.membership_canaries import load_membership_canaries
 from site_agent.audit.policy import AuditPolicy
 from site_agent.audit.rules import evaluate, flatten
 from site_agent.audit.run import audit_settings_digest
@@ -44,8 +45,8 @@ class AuditBinding:
     (``seal.seal_key``: when set, ``audit.json`` must carry the audit stage's seal),
     ``policy`` the site config's ``[audit.policy]`` (its ``AuditPolicy``, or the table as a
     mapping), ``pii_surfaces`` the ``(label, surrogate)`` pairs and
-    ``canaries`` the canary file of the pseudonymise stage, ``tokenizer`` the generator
-    tokenizer reference the audit counted tokens with.
+    ``canaries`` and ``membership_canaries`` the canary files of the pseudonymise stage,
+    ``tokenizer`` the generator tokenizer reference the audit counted tokens with.
     """
 
     real: Path
@@ -53,6 +54,7 @@ class AuditBinding:
     policy: AuditPolicy | Mapping[str, Any]
     pii_surfaces: tuple[tuple[str, str], ...] = ()
     canaries: Path | None = None
+    membership_canaries: Path | None = None
     tokenizer: str | None = None
     seal_key: bytes | None = None
 
@@ -89,7 +91,11 @@ def check_settings(report: AuditReport, binding: AuditBinding, policy: AuditPoli
             RERUN,
         )
     expected = audit_settings_digest(
-        policy, binding.tokenizer, binding.pii_surfaces, _canaries(binding.canaries)
+        policy,
+        binding.tokenizer,
+        binding.pii_surfaces,
+        _canaries(binding.canaries),
+        load_membership_canaries(binding.membership_canaries),
     )
     if report.config_digest != expected:
         raise refuse(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from protocol import Corpus, Document
-from protocol.audit import CanarySet
+from protocol.audit import CanarySet, MembershipCanarySet
 from shared.errors import ConfigError
 from site_agent.audit.grams import GramTable, build_gram_table
 from site_agent.audit.policy import AuditPolicy
@@ -60,12 +60,14 @@ class AuditContext:
         tokenizer: Any = None,
         extra_pii_surfaces: Iterable[ExtraSurface] = (),
         canaries: CanarySet | None = None,
+        membership_canaries: MembershipCanarySet | None = None,
     ) -> None:
         self.real = real
         self.synthetic = synthetic
         self.policy = policy
         self.extra_pii_surfaces = tuple(extra_pii_surfaces)
         self.canaries = canaries
+        self.membership_canaries = membership_canaries
         self._tokenizer = tokenizer
         self._streams: dict[tuple[Side, Unit], TokenStream] = {}
         self._tables: dict[tuple[Unit, int], GramTable] = {}

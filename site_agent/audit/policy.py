@@ -99,6 +99,36 @@ class PiiEchoSettings(_Settings):
     ignore_labels: tuple[str, ...] = Field((), description="PII labels not searched")
 
 
+class MembershipSettings(_Settings):
+    """Membership inference on the membership canaries, from the synthetic corpus alone."""
+
+    bootstrap_samples: int = Field(
+        1000, ge=10, description="bootstrap resamples of the confidence intervals"
+    )
+    confidence: float = Field(0.95, gt=0, lt=1, description="confidence of the intervals")
+    exposure_candidates: int = Field(
+        1000,
+        ge=1,
+        description="random secrets each true secret is ranked among (exposure, Secret Sharer)",
+    )
+    lm_weights: tuple[float, float, float] = Field(
+        (0.2, 0.3, 0.5),
+        description="interpolation weights of the word unigram, bigram and trigram model "
+        "fit to the synthetic corpus (the likelihood attack)",
+    )
+    seed: int = Field(0, description="seed of the bootstrap and of the candidate secrets")
+
+    @field_validator("lm_weights")
+    @classmethod
+    def _weights(cls, weights: tuple[float, float, float]) -> tuple[float, float, float]:
+        if min(weights) < 0 or weights[0] <= 0 or abs(sum(weights) - 1) > 1e-6:
+            raise ValueError(
+                f"lm_weights must be >= 0, sum to 1 and give the unigram a weight > 0, "
+                f"got {weights}"
+            )
+        return weights
+
+
 class FilterSettings(_Settings):
     """Which documents are dropped, in which order (a document counts under its first reason)."""
 
@@ -198,6 +228,24 @@ DEFAULT_RULES: tuple[PolicyRule, ...] = (
         description="no planted canary reaches the export (when canaries were planted)",
     ),
     PolicyRule(
+        name="membership_secrets_reproduced",
+        metric="membership.secrets_reproduced",
+        comparison="==",
+        threshold=0.0,
+        stage="before",
+        required=False,
+        description="the generator wrote no membership canary secret, not even in a document "
+        "the filters dropped (one would show it memorised its adaptation text)",
+    ),
+    PolicyRule(
+        name="membership_auc",
+        metric="membership.auc",
+        threshold=0.55,
+        required=False,
+        description="an adversary holding only the exported corpus cannot tell planted "
+        "canaries from kept-out ones (ROC AUC of the strongest attack; 0.5 = chance)",
+    ),
+    PolicyRule(
         name="kept_documents",
         metric="corpus.kept_documents",
         comparison=">=",
@@ -212,13 +260,14 @@ class AuditPolicy(_Settings):
 
     name: str = Field("default", description="policy name stamped into audit.json")
     measures: tuple[str, ...] = Field(
-        ("ngram_recall", "nearest_real", "duplicates", "pii_echo", "canaries"),
+        ("ngram_recall", "nearest_real", "duplicates", "pii_echo", "canaries", "membership"),
         description="registered measures to run",
     )
     ngram_recall: NgramRecallSettings = NgramRecallSettings()
     nearest_real: NearestRealSettings = NearestRealSettings()
     duplicates: DuplicateSettings = DuplicateSettings()
     pii_echo: PiiEchoSettings = PiiEchoSettings()
+    membership: MembershipSettings = MembershipSettings()
     filters: FilterSettings = FilterSettings()
     rules: tuple[PolicyRule, ...] = Field(
         DEFAULT_RULES,

@@ -41,7 +41,14 @@ AuditFilter = Callable[[FilterInput], np.ndarray]
 
 _MEASURES: dict[str, Measure] = {}
 _FILTERS: dict[str, AuditFilter] = {}
-_MEASURE_MODULES = ("ngram_recall", "nearest_real", "duplicates", "pii_echo", "canaries")
+_MEASURE_MODULES = (
+    "ngram_recall",
+    "nearest_real",
+    "duplicates",
+    "pii_echo",
+    "canaries",
+    "membership",
+)
 _FILTER_MODULES = ("filters",)
 
 

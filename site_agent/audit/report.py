@@ -39,6 +39,7 @@ METHOD = """\
   not that a real identity left the site.
 - **Canaries** (when planted): unique fake identifiers planted in the training copy; any that
   reappear show memorisation.
+- **Membership inference** (when membership canaries were made): see its section above.
 
 *Before* = the synthetic corpus as generated; *after* = the audited corpus that may be exported.
 """
@@ -66,12 +67,14 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
 
 
 def _rules(report: AuditReport) -> list[str]:
-    meaning = {r.get("name"): r.get("description", "") for r in report.policy.get("rules", [])}
+    written = {r.get("name"): r for r in report.policy.get("rules", [])}
+    meaning = {name: r.get("description", "") for name, r in written.items()}
+    stage = {name: r.get("stage", "after") for name, r in written.items()}
     rows = [
         [
             r.name,
             meaning.get(r.name, ""),
-            r.metric,
+            f"{r.metric} ({stage.get(r.name, 'after')})",
             r.measured,
             f"{r.comparison} {r.threshold:g}",
             "pass" if r.passed else "**FAIL**",
@@ -81,7 +84,7 @@ def _rules(report: AuditReport) -> list[str]:
     header = [
         "rule",
         "what it protects",
-        "figure (after filtering)",
+        "figure (before / after filtering)",
         "measured",
         "required",
         "result",
@@ -200,6 +203,84 @@ def _echo_origins(after: dict[str, Any]) -> list[str]:
     ]
 
 
+MEMBERSHIP_METHOD = """\
+Could someone holding only the exported synthetic corpus tell which notes the generator was
+trained on? To test it, the site made {total:,} *canary* notes, each ending in a surrogate name
+and a secret of random words, planted {members:,} of them in the generator's training text and
+kept the other {non_members:,} out (they never left the site's private file). An adversary
+scores every canary secret from the synthetic text alone, in two ways: the longest run of
+the secret's words that a synthetic document contains (*n-gram match*) and how much more
+likely a word-trigram model fit to the synthetic text finds the secret than single-word
+frequencies explain (*likelihood ratio*). If the generator did not memorise its training
+text, planted and kept-out canaries score alike: the ROC AUC is about 0.5 and the true
+positive rate at a 1% false positive rate about 0.01. An AUC near 1.0, or any secret written
+out in full, means the generator memorised training notes, real ones included. *Exposure*
+ranks each secret among {candidates:,} random secrets of the same kind: about 1.4 bits on
+average by chance, {max_exposure:.1f} bits when a secret ranks first. Intervals are 95%
+bootstrap intervals over the canaries.
+"""
+
+
+def _membership(measures: dict[str, Any]) -> list[str]:
+    if "membership" not in measures:
+        return []
+    before, after = measures["membership"]["before"], measures["membership"]["after"]
+    exposure = before["exposure"]
+    lines = [
+        "## Membership inference on planted canaries",
+        "",
+        MEMBERSHIP_METHOD.format(
+            total=before["members"] + before["non_members"],
+            members=before["members"],
+            non_members=before["non_members"],
+            candidates=exposure["candidates"],
+            max_exposure=exposure["max_possible"],
+        ),
+    ]
+    rows = []
+    for name in before["attacks"]:
+        for stage, figures in (("before", before), ("after", after)):
+            attack = figures["attacks"][name]
+            rows.append(
+                [
+                    name,
+                    stage,
+                    _interval(attack, "auc"),
+                    _interval(attack, "tpr_at_1pct_fpr"),
+                    _interval(attack, "tpr_at_0_1pct_fpr"),
+                ]
+            )
+    lines += _table(["attack", "corpus", "ROC AUC", "TPR at 1% FPR", "TPR at 0.1% FPR"], rows)
+    figures = [
+        ["secrets written in full (planted / kept out)", "secrets_reproduced"],
+        ["mean exposure of planted secrets (bits)", "exposure.members_mean"],
+        ["highest exposure of a planted secret (bits)", "exposure.members_max"],
+        ["mean exposure of kept-out secrets (bits)", "exposure.non_members_mean"],
+    ]
+    table = [[label, _pick(before, key), _pick(after, key)] for label, key in figures]
+    table[0][1:] = [_reproduced(before), _reproduced(after)]
+    return lines + _table(["figure", "before", "after"], table)
+
+
+def _interval(figures: dict[str, Any], name: str) -> str:
+    return (
+        f"{figures[name]:.3f} [{figures[name + '_ci_low']:.3f}, {figures[name + '_ci_high']:.3f}]"
+    )
+
+
+def _pick(figures: dict[str, Any], dotted: str) -> Any:
+    for key in dotted.split("."):
+        figures = figures[key]
+    return figures
+
+
+def _reproduced(figures: dict[str, Any]) -> str:
+    return (
+        f"{figures['secrets_reproduced']:,} ({figures['members_reproduced']:,} / "
+        f"{figures['non_members_reproduced']:,})"
+    )
+
+
 def render_markdown(report: AuditReport) -> str:
     verdict = "PASSED" if report.passed else "FAILED: " + ", ".join(report.failed_rules)
     policy = report.policy
@@ -220,6 +301,7 @@ def render_markdown(report: AuditReport) -> str:
     lines += _flat_section("Duplicates", "duplicates", report.measures)
     lines += _flat_section("PII echo", "pii_echo", report.measures)
     lines += _flat_section("Canaries", "canaries", report.measures)
+    lines += _membership(report.measures)
     settings = (
         policy.get("nearest_real", {}),
         policy.get("duplicates", {}),

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from protocol import Corpus
-from protocol.audit import AuditReport, CanarySet, DroppedDocument
+from protocol.audit import AuditReport, CanarySet, DroppedDocument, MembershipCanarySet
 from shared.corpus_io import write_corpus
 from shared.errors import ConfigError
 from shared.provenance import config_digest, make_provenance, sha256_file, tool_version
@@ -131,21 +131,26 @@ def _figures(results: dict[str, MeasureResult], kept: np.ndarray) -> dict[str, A
 
 
 def audit_settings_digest(
-    policy: AuditPolicy, tokenizer: Any, extra: tuple[ExtraSurface, ...], canaries: CanarySet | None
+    policy: AuditPolicy,
+    tokenizer: Any,
+    extra: tuple[ExtraSurface, ...],
+    canaries: CanarySet | None,
+    membership_canaries: MembershipCanarySet | None = None,
 ) -> str:
     """``config_digest`` of ``audit.json``: policy, tokenizer, extra PII surfaces, canaries
     (the export gate recomputes it from the site's own settings and files)."""
     extra_digest = hashlib.sha256(repr(sorted(map(repr, extra))).encode()).hexdigest()
-    return config_digest(
-        {
-            "policy": policy.model_dump(mode="json"),
-            "tokenizer": None
-            if tokenizer is None
-            else str(getattr(tokenizer, "name_or_path", tokenizer)),
-            "extra_pii_surfaces_sha256": extra_digest,
-            "canaries_sha256": None if canaries is None else config_digest(canaries),
-        }
-    )
+    settings: dict[str, Any] = {
+        "policy": policy.model_dump(mode="json"),
+        "tokenizer": None
+        if tokenizer is None
+        else str(getattr(tokenizer, "name_or_path", tokenizer)),
+        "extra_pii_surfaces_sha256": extra_digest,
+        "canaries_sha256": None if canaries is None else config_digest(canaries),
+    }
+    if membership_canaries is not None:
+        settings["membership_canaries_sha256"] = config_digest(membership_canaries)
+    return config_digest(settings)
 
 
 def run_audit(
@@ -156,6 +161,7 @@ def run_audit(
     *,
     extra_pii_surfaces: Iterable[ExtraSurface] = (),
     canaries: CanarySet | None = None,
+    membership_canaries: MembershipCanarySet | None = None,
     tokenizer: Any = None,
     workers: int = 1,
 ) -> AuditReport:
@@ -163,12 +169,19 @@ def run_audit(
 
     ``tokenizer`` is a Hugging Face fast tokenizer or the folder of one (loaded lazily);
     ``extra_pii_surfaces`` are strings (or ``(label, string)`` pairs) searched like gold PII;
+    ``canaries`` and ``membership_canaries`` are the site's private canary records;
     ``workers`` threads share the work (the results do not depend on it; on the 2-core
     development box two threads were no faster, as much of the work holds the GIL).
     """
     extra = tuple(extra_pii_surfaces)
     context = AuditContext(
-        real, synthetic, policy, tokenizer=tokenizer, extra_pii_surfaces=extra, canaries=canaries
+        real,
+        synthetic,
+        policy,
+        tokenizer=tokenizer,
+        extra_pii_surfaces=extra,
+        canaries=canaries,
+        membership_canaries=membership_canaries,
     )
     timings: dict[str, float] = {}
     results = _measure(context, timings, workers)
@@ -179,7 +192,7 @@ def run_audit(
     before = _figures(results, np.ones(len(kept), dtype=bool))
     after = _figures(results, kept)
     rules, skipped = evaluate(policy.rules, {"before": flatten(before), "after": flatten(after)})
-    digest = audit_settings_digest(policy, tokenizer, extra, canaries)
+    digest = audit_settings_digest(policy, tokenizer, extra, canaries, membership_canaries)
     input_sha = corpus_sha256(synthetic)
     audited = Corpus.model_construct(  # the documents were validated with the input corpus
         documents=tuple(d for d, keep in zip(synthetic.documents, kept, strict=True) if keep),

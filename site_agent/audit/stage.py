@@ -14,6 +14,7 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from shared.errors import ExportRefusedError, QualityGateError
 from shared.provenance import sha256_file
+from site_agent.audit.membership_canaries import load_membership_canaries
 from site_agent.audit.run import run_audit
 from site_agent.audit.seal import seal_key, write_seal
 from site_agent.audit.settings import AuditSettings
@@ -58,7 +59,8 @@ def run(
     with ``signing_key`` when the site has one. Returns the report and the audited corpus.
 
     The gold spans of the real split are the real PII; the surrogates the generator saw
-    instead are searched too, as ``(label, surface)`` pairs.
+    instead are searched too, as ``(label, surface)`` pairs. Membership canaries, when the
+    pseudonymise stage made some, are attacked from the synthetic corpus alone.
     """
     canaries = inputs["pseudonymise.canaries"]
     planted = (
@@ -71,6 +73,9 @@ def run(
         out_dir,
         extra_pii_surfaces=pii_surfaces(inputs["pseudonymise.surrogates"]),
         canaries=planted,
+        membership_canaries=load_membership_canaries(
+            inputs.get("pseudonymise.membership_canaries")
+        ),
         tokenizer=tokenizer,
     )
     report_path = out_dir / REPORT_FILE
@@ -119,6 +124,7 @@ STAGE = Stage(
         "split.train",
         "pseudonymise.surrogates",
         "pseudonymise.canaries",
+        "pseudonymise.membership_canaries",
         "annotate.corpus",
     ),
     description="n-gram privacy audit (gates export)",

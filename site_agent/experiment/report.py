@@ -3,7 +3,9 @@
 Each study is one table: a row per condition with ``mean ± sd [95% CI]`` over its repeats of
 the model's token F1 (seqeval), exact and overlap span F1 and document leakage, the gold
 annotator's token F1 beside it, and the privacy figures of the audit of the synthetic corpus
-the row trained on.
+the row trained on. A study that varies an audit setting or the synthetic source (audited or
+unfiltered) also gets the gate's utility cost and ``plots/<study>-privacy-utility.png``: token
+F1 against the privacy figures, one point per condition.
 """
 
 from __future__ import annotations
@@ -29,6 +31,13 @@ PRIVACY_COLUMNS = (
     ("sensitive_5gram_recall", "sens. 5-gram recall"),
     ("nearest_rouge_max", "nearest ROUGE max"),
     ("pii_echo_documents", "gold PII echo docs"),
+    ("membership_auc", "membership AUC"),
+)
+# the privacy axes of a privacy-utility curve, where measured
+CURVE_FIGURES = (
+    ("membership_auc", "membership AUC (0.5 = chance)"),
+    ("nearest_rouge_max", "max ROUGE-5 recall to a real note"),
+    ("sensitive_5gram_recall", "sensitive 5-gram recall"),
 )
 SIZE_COLUMNS = (("n_real", "real"), ("n_synthetic", "synthetic"))
 
@@ -92,6 +101,76 @@ def per_label_table(study: Study, rows: Sequence[ConditionSummary]) -> list[str]
     return lines
 
 
+def is_privacy_study(study: Study) -> bool:
+    """A study that moves the gate: it varies an audit setting or the synthetic source."""
+    return any(k.startswith("audit.") or k == "synthetic_source" for k in study.varied())
+
+
+def gate_cost(rows: Sequence[ConditionSummary]) -> list[str]:
+    """Token F1 on the unfiltered minus on the audited corpus, for each pair of conditions
+    that differ only in ``synthetic_source`` (the utility the gate costs)."""
+    pairs: dict[str, dict[str, ConditionSummary]] = {}
+    for row in rows:
+        rest = {k: v for k, v in row.condition.items() if k != "synthetic_source"}
+        source = str(row.condition.get("synthetic_source", "audited"))
+        pairs.setdefault(json.dumps(rest, sort_keys=True, default=str), {})[source] = row
+    lines = []
+    for pair in pairs.values():
+        if {"audited", "unfiltered"} <= set(pair):
+            f1 = {s: pair[s].metrics.get("token_f1") for s in ("audited", "unfiltered")}
+            if f1["audited"] is None or f1["unfiltered"] is None:
+                continue
+            cost = f1["unfiltered"].mean - f1["audited"].mean
+            lines.append(
+                f"- Utility cost of the gate ({pair['audited'].condition_label}): token F1 "
+                f"{f1['unfiltered'].mean:.3f} on the unfiltered vs {f1['audited'].mean:.3f} on "
+                f"the audited corpus: {100 * cost:+.2f} points (unfiltered - audited)."
+            )
+    return lines
+
+
+def plot_privacy_utility(study: Study, rows: Sequence[ConditionSummary]) -> bytes | None:
+    """Token F1 (± 1 SD over repeats) against each measured privacy figure of the corpus
+    each condition trained on, one point per condition, labelled with its knob value."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    axes_figures = [
+        (name, title) for name, title in CURVE_FIGURES if any(name in r.metrics for r in rows)
+    ]
+    if not axes_figures:
+        return None
+    knob = next(k for k in study.varied() if k.startswith("audit.") or k == "synthetic_source")
+    figure, axes = plt.subplots(1, len(axes_figures), figsize=(5 * len(axes_figures), 4))
+    for ax, (name, title) in zip(
+        axes if len(axes_figures) > 1 else [axes], axes_figures, strict=True
+    ):
+        points = [
+            (row.metrics[name].mean, row.metrics["token_f1"], _knob(row.condition, knob))
+            for row in rows
+            if name in row.metrics and "token_f1" in row.metrics
+        ]
+        points.sort(key=lambda p: p[0])
+        ax.errorbar(
+            [p[0] for p in points], [p[1].mean for p in points],
+            yerr=[p[1].sd for p in points], marker="o", capsize=3,
+        )  # fmt: skip
+        for x, f1, value in points:
+            ax.annotate(value, (x, f1.mean), textcoords="offset points", xytext=(4, 4))
+        ax.set_xlabel(title)
+        ax.set_ylabel("token F1")
+    figure.suptitle(f"{study.title or study.name}: privacy-utility ({knob})")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
 def render_markdown(
     spec: ExperimentSpec, results: Sequence[RunResult], summaries: Sequence[ConditionSummary]
 ) -> str:
@@ -118,6 +197,11 @@ def render_markdown(
             lines += ["", "Overlap recall per label (mean over repeats):"]
             lines += ["", *labels]
         lines += ["", f"![{study.name}](plots/{study.name}.png)"]
+        if is_privacy_study(study):
+            cost = gate_cost(rows)
+            lines += ["", *cost] if cost else []
+            curve = f"plots/{study.name}-privacy-utility.png"
+            lines += ["", f"![{study.name} privacy-utility]({curve})"]
     if failed:
         lines += ["", "## Failed runs", ""]
         lines += [f"- `{r.run_id}`: {r.error}" for r in failed]
@@ -178,3 +262,7 @@ def write_reports(spec: ExperimentSpec, results: Sequence[RunResult], out_dir: P
         rows = [s for s in summaries if s.study == study.name and s.metrics]
         if rows:
             atomic_write_bytes(out_dir / "plots" / f"{study.name}.png", plot_study(study, rows))
+        curve = plot_privacy_utility(study, rows) if rows and is_privacy_study(study) else None
+        if curve is not None:
+            name = f"{study.name}-privacy-utility.png"
+            atomic_write_bytes(out_dir / "plots" / name, curve)

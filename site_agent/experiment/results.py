@@ -39,6 +39,9 @@ PRIVACY_HEADLINES: dict[str, tuple[str, ...]] = {
         r"pii_echo\.identifying_documents",
     ),
     "canaries_found": (r"canaries\.found",),
+    # membership inference on the membership canaries (issue 14)
+    "membership_auc": (r"membership\.auc",),
+    "membership_secrets_reproduced": (r"membership\.secrets_reproduced",),
 }
 
 
@@ -78,20 +81,24 @@ def utility(report: EvaluationReport, prefix: str = "") -> dict[str, float]:
     return {f"{prefix}{k}": float(v) for k, v in figures.items()}
 
 
-def privacy_figures(report: AuditReport) -> dict[str, float]:
-    """The audit's headline figures after filtering, plus whether it passed."""
-    after = {
+def privacy_figures(
+    report: AuditReport, stage: Literal["before", "after"] = "after"
+) -> dict[str, float]:
+    """The audit's headline figures of the corpus a run trained on (``after`` filtering: the
+    audited corpus; ``before``: the unfiltered one), plus whether the audit passed."""
+    figures = {
         f"{name}.{key}": value
         for name, measure in report.measures.items()
         if isinstance(measure, Mapping)
-        for key, value in flatten(measure.get("after", {})).items()
+        for key, value in flatten(measure.get(stage, {})).items()
     }
-    out = {"audit_passed": float(report.passed), "kept_documents": float(report.n_kept_documents)}
+    kept = report.n_kept_documents if stage == "after" else report.n_input_documents
+    out = {"audit_passed": float(report.passed), "kept_documents": float(kept)}
     for name, patterns in PRIVACY_HEADLINES.items():
         for pattern in patterns:
-            found = sorted(k for k in after if re.fullmatch(pattern, k))
+            found = sorted(k for k in figures if re.fullmatch(pattern, k))
             if found:
-                out[name] = after[found[0]]
+                out[name] = figures[found[0]]
                 break
     return out
 
@@ -128,7 +135,9 @@ def collect(records: Mapping[str, StageRecord], folders: Mapping[str, Path]) -> 
         "metrics": {**utility(model), **utility(gold, "gold_")},
         "intervals": intervals,
         "per_label": per_label,
-        "privacy": privacy_figures(audit),
+        "privacy": privacy_figures(
+            audit, "before" if sizes.get("synthetic_unfiltered") else "after"
+        ),
         "training_set": sizes,
     }
 

@@ -59,6 +59,11 @@ class Condition(ProtocolModel):
     ``adapt_fraction`` / ``annotator_fraction``: share of the real training split used to adapt
     the generator (0: no adaptation) and to train the machine annotator (which is also the
     real pool of the regimes). ``data_fraction`` sets both (seed 000 Table 1).
+
+    ``synthetic_source``: ``audited`` trains on the synthetic notes the privacy audit kept (what
+    a site may export); ``unfiltered`` on every machine-annotated synthetic note, so the two
+    together give the utility cost of the gate (issue 14). Varying an audit policy threshold
+    (``"audit.policy.filters.rouge_threshold"``) traces the privacy-utility curve.
     """
 
     regime: Regime = "synthetic-only"
@@ -69,6 +74,7 @@ class Condition(ProtocolModel):
     steps: int | None = Field(None, ge=1)
     adapt_fraction: float = Field(1.0, ge=0.0, le=1.0)
     annotator_fraction: float = Field(1.0, gt=0.0, le=1.0)
+    synthetic_source: Literal["audited", "unfiltered"] = "audited"
     overrides: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")

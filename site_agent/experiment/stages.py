@@ -212,10 +212,12 @@ def _train_stage(knobs: RunKnobs) -> Stage:
     from site_agent.annotator.encoder import train_encoder
 
     condition = knobs.condition
+    unfiltered = condition.synthetic_source == "unfiltered"
+    source = "annotate.corpus" if unfiltered else "audit.corpus"  # before or after the gate
 
     def run(ctx: StageContext) -> StageOutput:
         settings = ctx.config.annotator.training.model_copy(update={"seed": knobs.seed})
-        synthetic = read_corpus(ctx.inputs["audit.corpus"])
+        synthetic = read_corpus(ctx.inputs[source])
         pools = Pools(
             real=read_corpus(ctx.inputs["subsets.annotator_train"]),
             synthetic=synthetic,
@@ -243,6 +245,7 @@ def _train_stage(knobs: RunKnobs) -> Stage:
         sizes = {"n_train": len(built.corpus), "n_real": built.n_real}
         sizes["n_synthetic"] = built.n_synthetic
         sizes["synthetic_pool"] = len(synthetic)
+        sizes["synthetic_unfiltered"] = int(unfiltered)
         atomic_write_text(ctx.stage_dir / "training_set.json", json.dumps(sizes, indent=2))
         return StageOutput(
             artifacts={"evaluation": out, "training_set": ctx.stage_dir / "training_set.json"},
@@ -257,6 +260,7 @@ def _train_stage(knobs: RunKnobs) -> Stage:
             "real_fraction",
             "fixed_n",
             "steps",
+            "synthetic_source",
         }
     )
     return Stage(
@@ -271,7 +275,7 @@ def _train_stage(knobs: RunKnobs) -> Stage:
         },
         inputs=(
             "subsets.annotator_train",
-            "audit.corpus",
+            source,
             "split.train",
             "split.validation",
             "split.test",

@@ -48,6 +48,7 @@ def audit_binding(config: SiteConfig, inputs: dict[str, Path]) -> AuditBinding:
         policy=config.audit.policy,
         pii_surfaces=tuple(pii_surfaces(inputs["pseudonymise.surrogates"])),
         canaries=inputs["pseudonymise.canaries"],
+        membership_canaries=inputs.get("pseudonymise.membership_canaries"),
         tokenizer=tokenizer_reference(config.adapt.base_model),
         seal_key=seal_key(config.signing_key) if config.signing_key else None,
     )
@@ -128,6 +129,7 @@ STAGE = Stage(
         "annotate.corpus",
         "pseudonymise.surrogates",
         "pseudonymise.canaries",
+        "pseudonymise.membership_canaries",
     ),
     description="sign and bundle what may leave the site",
 )

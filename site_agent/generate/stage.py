@@ -3,9 +3,10 @@
 Prompts are the first ``prompt_words`` words of each validation note with their identifiers
 replaced by surrogates, rendered as the generation mode renders notes (``prompts``, ``plan``),
 so no real identifier seeds a synthetic note. The amount is a multiple of the training split
-(4x by default) spread evenly over the prompts. Generation resumes from the partial output
-file after an interruption. The mode then reads the generated notes into the synthetic
-corpus (``modes/``): plain notes, notes whose tags are the spans, or filled templates.
+(4x by default; membership canaries in the training text do not count) spread evenly over
+the prompts. Generation resumes from the partial output file after an interruption. The
+mode then reads the generated notes into the synthetic corpus (``modes/``): plain notes,
+notes whose tags are the spans, or filled templates.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rich.progress import Progress
 
 from protocol import Corpus
 from shared.corpus_io import read_corpus, write_corpus
+from site_agent.audit.membership_canaries import is_membership_canary
 from site_agent.config import SiteConfig
 from site_agent.generate.modes import Labelled, SeedNotes, mode_for
 from site_agent.generate.plan import plan_for_model
@@ -47,7 +49,8 @@ def run(
     mode = mode_for(settings.mode)
     model = str(resolve_model(base_model, allow_fetch=True))
     render = prompt_renderer(mode, seeds.surrogates)
-    plan = plan_for_model(validation, len(seeds.train), model, settings, render)
+    notes = sum(not is_membership_canary(d) for d in seeds.train.documents)  # canaries aside
+    plan = plan_for_model(validation, notes, model, settings, render)
     bars = ProgressBars(progress, "generated notes")
     raw = generate_corpus(plan, model, adapter_dir, settings, out_dir / PARTIAL_FILE, bars.count)
     return mode.label(raw, seeds, settings), len(plan.prompts)

@@ -48,6 +48,8 @@ SPECIAL: dict[tuple[str, ...], Any] = {
     ],
     ("audit", "policy", "ngram_recall", "sizes"): [4],
     ("audit", "policy", "nearest_real", "rouge_sizes"): [4],
+    ("audit", "policy", "membership", "lm_weights"): [0.5, 0.25, 0.25],
+    ("audit", "canaries", "count"): 1000,
 }
 
 

@@ -1,6 +1,7 @@
 """``site-agent audit``: the privacy audit that gates export, and canary planting.
 
 site-agent audit --real TRAIN --synthetic SYNTH [--policy P] --out DIR
+    [--membership-canaries pseudonymise/membership_canaries.private.json]
 site-agent audit --real TRAIN --plant-canaries K --out DIR
 """
 
@@ -14,7 +15,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from protocol.audit import AuditReport, CanarySet
+from protocol.audit import AuditReport, CanarySet, MembershipCanarySet
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import QualityGateError, UsageError
@@ -82,6 +83,13 @@ def register(app: typer.Typer) -> None:
         canaries: Annotated[
             Path | None, typer.Option(help="canaries.json written by --plant-canaries.")
         ] = None,
+        membership_canaries: Annotated[
+            Path | None,
+            typer.Option(
+                help="membership_canaries.private.json of the pseudonymise stage: attack them "
+                "from the synthetic corpus alone."
+            ),
+        ] = None,
         plant_canaries: Annotated[
             int | None,
             typer.Option(help="Write a copy of --real with K planted canaries, and stop."),
@@ -105,6 +113,9 @@ def register(app: typer.Typer) -> None:
             out,
             extra_pii_surfaces=read_extra_surfaces(extra_pii) if extra_pii else (),
             canaries=_read_canaries(canaries) if canaries else None,
+            membership_canaries=_read_membership(membership_canaries)
+            if membership_canaries
+            else None,
             tokenizer=tokenizer,
         )
         summarise(report, out)
@@ -124,5 +135,20 @@ def _read_canaries(path: Path) -> CanarySet:
     except ValidationError as exc:
         raise UsageError(
             f"{path}: not a canaries file; fix: pass the canaries.json of --plant-canaries",
+            problems=validation_lines(exc),
+        ) from None
+
+
+def _read_membership(path: Path) -> MembershipCanarySet:
+    fix = "fix: pass the membership_canaries.private.json of the pseudonymise stage"
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file; {fix}")
+    try:
+        text = read_text(path, what="membership canaries file", error=UsageError)
+        return MembershipCanarySet.model_validate_json(text)
+    except ValidationError as exc:
+        raise UsageError(
+            f"{path}: not a membership canaries file (an empty file means none were planted); "
+            f"{fix}",
             problems=validation_lines(exc),
         ) from None

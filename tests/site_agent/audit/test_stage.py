@@ -36,6 +36,8 @@ def audit_inputs(tmp_path: Path) -> dict[str, Path]:
     )
     paths["pseudonymise.canaries"] = tmp_path / "canaries.json"
     paths["pseudonymise.canaries"].write_text("")
+    paths["pseudonymise.membership_canaries"] = tmp_path / "membership_canaries.json"
+    paths["pseudonymise.membership_canaries"].write_text("")
     return paths
 
 
@@ -52,8 +54,19 @@ def _ctx(tmp_path: Path, inputs: dict[str, Path]) -> StageContext:
 
 
 def _fake_audit(passed: bool):  # type: ignore[no-untyped-def]
-    def run(real, synthetic, policy, out_dir, *, extra_pii_surfaces, canaries, tokenizer):  # type: ignore[no-untyped-def]
+    def run(  # type: ignore[no-untyped-def]
+        real,
+        synthetic,
+        policy,
+        out_dir,
+        *,
+        extra_pii_surfaces,
+        canaries,
+        membership_canaries,
+        tokenizer,
+    ):
         assert extra_pii_surfaces == [("PER", "Eva")] and canaries is None and tokenizer == "tok"
+        assert membership_canaries is None
         assert policy == AuditPolicy()
         kept = out_dir / "synthetic.audited.jsonl"
         write_corpus(synthetic, kept)

@@ -19,6 +19,7 @@ from site_agent.experiment.spec import nest
 REPO = Path(__file__).resolve().parents[3]
 QUICK = REPO / "examples" / "experiments" / "quick.toml"
 MEDDOCAN = REPO / "examples" / "experiments" / "meddocan.toml"
+MEDDOCAN_PRIVACY = MEDDOCAN.with_name("meddocan-privacy.toml")
 
 
 def spec_data(**study: object) -> dict[str, object]:
@@ -102,7 +103,9 @@ def test_missing_file_bad_toml_and_missing_site(tmp_path: Path) -> None:
         load_experiment(lonely)
 
 
-@pytest.mark.parametrize("path", [QUICK, MEDDOCAN], ids=["quick", "meddocan"])
+@pytest.mark.parametrize(
+    "path", [QUICK, MEDDOCAN, MEDDOCAN_PRIVACY], ids=["quick", "meddocan", "meddocan-privacy"]
+)
 def test_shipped_files_validate(path: Path) -> None:
     spec, site = load_experiment(path)
     assert site.is_file()
