@@ -89,3 +89,31 @@ def test_a_packed_batch_has_the_loss_and_gradients_of_its_windows_run_alone(
     got = grads()
     assert float(packed) == pytest.approx(alone, abs=1e-5)
     assert all(torch.allclose(g, e, atol=1e-5) for g, e in zip(got, expected, strict=True))
+
+
+@pytest.mark.parametrize("attention", ["eager", "sdpa"])
+def test_gemma3_sliding_window_layers_keep_packed_windows_apart(attention: str) -> None:
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    torch.manual_seed(0)
+    config = Gemma3TextConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=4,  # sliding-window and global layers both
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        sliding_window=4,  # shorter than the windows, so the sliding mask matters
+        max_position_embeddings=128,
+    )
+    config._attn_implementation = attention
+    model = Gemma3ForCausalLM(config).eval()
+    targets = sum(len(w) - 1 for w in WINDOWS)
+    with torch.no_grad():
+        alone = sum(
+            float(model(**collate([w], pad_id=0), use_cache=False).loss) * (len(w) - 1)
+            for w in WINDOWS
+        )
+        packed = model(**collate_packed(pack_windows(WINDOWS, 12), pad_id=0), use_cache=False)
+    assert float(packed.loss) == pytest.approx(alone / targets, abs=1e-5)
