@@ -8,10 +8,10 @@ site-agent audit --real TRAIN --plant-canaries K --out DIR
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.markup import escape
 
@@ -126,29 +126,27 @@ def register(app: typer.Typer) -> None:
             )
 
 
-def _read_canaries(path: Path) -> CanarySet:
-    if not path.exists():
-        raise UsageError(f"{path}: no such file; fix: pass the canaries.json of --plant-canaries")
+RecordT = TypeVar("RecordT", bound=BaseModel)
+
+
+def _read_record(path: Path, model: type[RecordT], what: str, fix: str, hint: str = "") -> RecordT:
+    """A site-private JSON record the command was pointed at, or a usage error naming it."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file; {fix}")
     try:
-        text = read_text(path, what="canaries file", error=UsageError)
-        return CanarySet.model_validate_json(text)
+        return model.model_validate_json(read_text(path, what=what, error=UsageError))
     except ValidationError as exc:
         raise UsageError(
-            f"{path}: not a canaries file; fix: pass the canaries.json of --plant-canaries",
-            problems=validation_lines(exc),
+            f"{path}: not a {what}{hint}; {fix}", problems=validation_lines(exc)
         ) from None
+
+
+def _read_canaries(path: Path) -> CanarySet:
+    fix = "fix: pass the canaries.json of --plant-canaries"
+    return _read_record(path, CanarySet, "canaries file", fix)
 
 
 def _read_membership(path: Path) -> MembershipCanarySet:
     fix = "fix: pass the membership_canaries.private.json of the pseudonymise stage"
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file; {fix}")
-    try:
-        text = read_text(path, what="membership canaries file", error=UsageError)
-        return MembershipCanarySet.model_validate_json(text)
-    except ValidationError as exc:
-        raise UsageError(
-            f"{path}: not a membership canaries file (an empty file means none were planted); "
-            f"{fix}",
-            problems=validation_lines(exc),
-        ) from None
+    hint = " (an empty file means none were planted)"
+    return _read_record(path, MembershipCanarySet, "membership canaries file", fix, hint)
