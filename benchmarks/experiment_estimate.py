@@ -28,12 +28,15 @@ from site_agent.config import SiteConfig, SiteConfigError
 from site_agent.experiment import load_experiment, plan_runs
 from site_agent.experiment.runner import Experiment, PlannedRun, corpus_sample
 
-TRAIN_S_PER_CHUNK = 544 / 1886  # e5-small, one training pass over one 128-word chunk
+# e5-small, one training pass over one 128-word chunk at batch 8: the meddocan-core gold
+# annotator, 648 steps of 8 chunks in 536 s (2 cores; the full-corpus benchmark's 544 s per
+# 1,886-chunk epoch included its evaluation and is 3x this)
+TRAIN_S_PER_CHUNK = 536 / (648 * 8)
 INFER_S_PER_CHUNK = TRAIN_S_PER_CHUNK / 3  # forward only
 SYNTHETIC_CHUNK = 0.5  # a <=96-token synthetic note costs about half a full 128-word chunk
 LOAD_S = 15.0  # load the encoder, save its weights
 ADAPT_S_PER_STEP = 5.82 * 1.0  # Gemma 3 270M, batch 4 x 256 tokens
-GENERATE_TOK_PER_S = 165.0
+GENERATE_TOK_PER_S = 75.0  # meddocan-core: 65 notes x 128 tokens in 112-138 s, load included
 
 
 def planned_epochs(chunks: float, config: SiteConfig) -> int:
@@ -90,7 +93,9 @@ def estimate(path: Path, slowdown: float) -> Table:
             LOAD_S + gold_chunks * planned_epochs(gold_chunks, config) * TRAIN_S_PER_CHUNK
         )
         work["evaluate-gold"][annotator] = LOAD_S + n_test * per_note * INFER_S_PER_CHUNK
-        adapt = (c.adapt_fraction, rep, config.adapt.model_dump_json(), extra)
+        # the mode renders the adaptation text (tags, placeholders): its own adapter
+        mode = config.generation.mode
+        adapt = (c.adapt_fraction, rep, config.adapt.model_dump_json(), mode, extra)
         steps = config.adapt.max_steps or 100
         work["adapt"][adapt] = LOAD_S + (steps * ADAPT_S_PER_STEP if c.adapt_fraction else 0.0)
         generated = (config.generation.amount or 1.0) * n_train
