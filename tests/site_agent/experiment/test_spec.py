@@ -133,3 +133,17 @@ def test_console_script_exits_78_on_a_bad_file(tmp_path: Path) -> None:
     assert done.returncode == 78, done.stderr
     assert "[experiment -> repets]" in done.stderr and "fix" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "examples" / "experiments").glob("*.toml")), ids=lambda p: p.name
+)
+def test_every_shipped_experiment_file_plans_its_runs(path: Path) -> None:
+    if path.name.endswith("-site.toml"):
+        pytest.skip("a site.toml, not an experiment file")
+    for quick in (False, True):
+        spec, site = load_experiment(path, quick=quick)
+        runs = plan_runs(spec)
+        assert site.is_file() and runs
+        assert {r.study for r in runs} == {s.name for s in spec.study}
+        assert len(runs) % spec.experiment.repeats == 0
