@@ -40,6 +40,12 @@ CURVE_FIGURES = (
     ("sensitive_5gram_recall", "sensitive 5-gram recall"),
 )
 SIZE_COLUMNS = (("n_real", "real"), ("n_synthetic", "synthetic"))
+MEMBERSHIP_NOTE = (
+    "Membership canaries (mean over repeats of the figures of each run's synthetic corpus): "
+    "secrets the generator wrote, before the audit's filters and after them (the corpus the "
+    "run trained on); the strongest attack's AUC, planted vs kept-out canaries, with its "
+    "bootstrap CI; TPR at low FPR; exposure in bits (log2 of the candidates, the maximum)."
+)
 
 
 def show(summary: RepeatSummary | None, interval: bool = True) -> str:
@@ -97,6 +103,49 @@ def per_label_table(study: Study, rows: Sequence[ConditionSummary]) -> list[str]
         for row in rows:
             summary = row.per_label.get(label)
             cells.append("n/a" if summary is None else f"{summary.mean:.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _mean(row: ConditionSummary, name: str, digits: int = 3) -> str:
+    summary = row.metrics.get(name)
+    return "n/a" if summary is None else f"{summary.mean:.{digits}f}"
+
+
+def membership_table(study: Study, rows: Sequence[ConditionSummary]) -> list[str]:
+    """The membership attack per condition (issue 14), where canaries were planted: what the
+    generator wrote, what the training corpus kept, and how well members are told apart."""
+    measured = [r for r in rows if "membership_auc" in r.metrics]
+    if not measured:
+        return []
+    knobs = study.varied() or ["condition"]
+    header = [
+        *knobs,
+        "canaries planted / kept out",
+        "secrets written (of them planted)",
+        "secrets in the training corpus",
+        "AUC [95% CI]",
+        "TPR at 1% / 0.1% FPR",
+        "exposure, planted / kept out (max)",
+    ]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in measured:
+        cells = [
+            row.condition_label if k == "condition" else _knob(row.condition, k) for k in knobs
+        ]
+        cells += [
+            f"{_mean(row, 'membership_members', 0)} / {_mean(row, 'membership_non_members', 0)}",
+            f"{_mean(row, 'membership_secrets_written', 0)} "
+            f"({_mean(row, 'membership_members_written', 0)})",
+            _mean(row, "membership_secrets_reproduced", 0),
+            f"{_mean(row, 'membership_auc')} [{_mean(row, 'membership_auc_ci_low')}, "
+            f"{_mean(row, 'membership_auc_ci_high')}]",
+            f"{_mean(row, 'membership_tpr_at_1pct_fpr')} / "
+            f"{_mean(row, 'membership_tpr_at_0_1pct_fpr')}",
+            f"{_mean(row, 'membership_exposure_members', 2)} / "
+            f"{_mean(row, 'membership_exposure_non_members', 2)} "
+            f"({_mean(row, 'membership_exposure_max', 1)})",
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -196,6 +245,9 @@ def render_markdown(
         if labels:
             lines += ["", "Overlap recall per label (mean over repeats):"]
             lines += ["", *labels]
+        membership = membership_table(study, rows)
+        if membership:
+            lines += ["", MEMBERSHIP_NOTE, "", *membership]
         lines += ["", f"![{study.name}](plots/{study.name}.png)"]
         if is_privacy_study(study):
             cost = gate_cost(rows)

@@ -41,7 +41,23 @@ PRIVACY_HEADLINES: dict[str, tuple[str, ...]] = {
     "canaries_found": (r"canaries\.found",),
     # membership inference on the membership canaries (issue 14)
     "membership_auc": (r"membership\.auc",),
+    "membership_auc_ci_low": (r"membership\.auc_ci_low",),
+    "membership_auc_ci_high": (r"membership\.auc_ci_high",),
+    "membership_tpr_at_1pct_fpr": (r"membership\.tpr_at_1pct_fpr",),
+    "membership_tpr_at_0_1pct_fpr": (r"membership\.tpr_at_0_1pct_fpr",),
+    "membership_members": (r"membership\.members",),
+    "membership_non_members": (r"membership\.non_members",),
     "membership_secrets_reproduced": (r"membership\.secrets_reproduced",),
+    "membership_members_reproduced": (r"membership\.members_reproduced",),
+    "membership_exposure_members": (r"membership\.exposure\.members_mean",),
+    "membership_exposure_non_members": (r"membership\.exposure\.non_members_mean",),
+    "membership_exposure_max": (r"membership\.exposure\.max_possible",),
+}
+# what the generator wrote, whichever corpus a run trained on: a secret in a note the filters
+# dropped still fails the gate (rule membership_secrets_reproduced reads the figure before)
+WRITTEN_HEADLINES: dict[str, str] = {
+    "membership_secrets_written": "membership.secrets_reproduced",
+    "membership_members_written": "membership.members_reproduced",
 }
 
 
@@ -100,6 +116,13 @@ def privacy_figures(
             if found:
                 out[name] = figures[found[0]]
                 break
+    for name, key in WRITTEN_HEADLINES.items():
+        measure, _, figure = key.partition(".")
+        measured = report.measures.get(measure)
+        if isinstance(measured, Mapping):
+            value = flatten(measured.get("before", {})).get(figure)
+            if value is not None:
+                out[name] = value
     return out
 
 

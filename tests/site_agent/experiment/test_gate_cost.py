@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 
 from shared.metrics.repeats import summarise_repeats
-from site_agent.experiment.report import gate_cost, is_privacy_study, plot_privacy_utility
+from site_agent.experiment.report import (
+    gate_cost,
+    is_privacy_study,
+    membership_table,
+    plot_privacy_utility,
+)
 from site_agent.experiment.results import ConditionSummary, privacy_figures
 from site_agent.experiment.spec import Condition, Study
 from site_agent.experiment.stages import RunKnobs, experiment_stages
@@ -46,6 +51,37 @@ def test_privacy_figures_describe_the_corpus_the_run_trained_on() -> None:
     assert after["membership_auc"] == 0.6 and after["membership_secrets_reproduced"] == 0
     assert before["membership_auc"] == 0.9 and before["membership_secrets_reproduced"] == 4
     assert (after["kept_documents"], before["kept_documents"]) == (8.0, 10.0)
+    # what the generator wrote is reported whichever corpus the run trained on
+    assert after["membership_secrets_written"] == before["membership_secrets_written"] == 4
+
+
+def test_membership_table_shows_the_attack_of_each_condition() -> None:
+    figures = {
+        "members": 500, "non_members": 500, "secrets_reproduced": 0, "members_reproduced": 0,
+        "auc": 0.52, "auc_ci_low": 0.48, "auc_ci_high": 0.55, "tpr_at_1pct_fpr": 0.012,
+        "tpr_at_0_1pct_fpr": 0.002,
+        "exposure": {"members_mean": 3.1, "non_members_mean": 2.9, "max_possible": 13.3},
+    }  # fmt: skip
+    written = {**figures, "secrets_reproduced": 3, "members_reproduced": 2}
+    audit = report({"membership": {"before": written, "after": figures}}, passed=False)
+    privacy = privacy_figures(audit)
+    study = Study(name="memo", vary={"adapt.max_steps": [24, 96]})
+    condition = Condition.model_validate({"adapt.max_steps": 96})
+    row = ConditionSummary(
+        study="memo",
+        condition=condition.model_dump(mode="json"),
+        condition_label=condition.label(),
+        n_runs=2,
+        n_failed=0,
+        metrics={name: summarise_repeats([value] * 2) for name, value in privacy.items()},
+    )
+    header, _, line = membership_table(study, [row])
+    assert header.startswith("| adapt.max_steps | canaries planted / kept out")
+    assert line == (
+        "| 96 | 500 / 500 | 3 (2) | 0 | 0.520 [0.480, 0.550] | 0.012 / 0.002 | 3.10 / 2.90 (13.3) |"
+    )
+    no_canaries = row.model_copy(update={"metrics": {"token_f1": summarise_repeats([0.5])}})
+    assert membership_table(study, [no_canaries]) == []
 
 
 def _row(source: str, threshold: float, f1: list[float], auc: float) -> ConditionSummary:
