@@ -90,13 +90,20 @@ def study_table(study: Study, rows: Sequence[ConditionSummary]) -> list[str]:
     return lines
 
 
+def _column(study: Study, row: ConditionSummary) -> str:
+    """A condition named by every knob its study varies that it sets."""
+    knobs = study.varied()
+    if not knobs:
+        return row.condition_label
+    shown = [f"{k}={_knob(row.condition, k)}" for k in knobs if _knob(row.condition, k) != "–"]
+    return ", ".join(shown) or "default"
+
+
 def per_label_table(study: Study, rows: Sequence[ConditionSummary]) -> list[str]:
     labels = sorted({label for row in rows for label in row.per_label})
     if not labels:
         return []
-    knob = (study.varied() or ["condition"])[0]
-    names = [r.condition_label if knob == "condition" else _knob(r.condition, knob) for r in rows]
-    header = ["label", *(f"{knob}={name}" for name in names)]
+    header = ["label", *(_column(study, row) for row in rows)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label in labels:
         cells = [label]

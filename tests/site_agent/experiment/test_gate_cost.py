@@ -10,6 +10,7 @@ from site_agent.experiment.report import (
     gate_cost,
     is_privacy_study,
     membership_table,
+    per_label_table,
     plot_privacy_utility,
 )
 from site_agent.experiment.results import ConditionSummary, privacy_figures
@@ -127,3 +128,32 @@ def test_privacy_utility_curve_is_drawn_for_studies_that_move_the_gate() -> None
 def test_an_unknown_source_is_refused(source: str) -> None:
     with pytest.raises(ValueError, match="synthetic_source"):
         Condition.model_validate({"synthetic_source": source})
+
+
+def test_per_label_columns_name_every_knob_a_condition_sets() -> None:
+    study = Study(
+        name="memo",
+        conditions=[
+            {"adapt.max_steps": 24, "adapt.learning_rate": 1e-4},
+            {"adapt.max_steps": 24, "adapt.learning_rate": 1e-3},
+            {"adapt.max_steps": 96},
+        ],
+    )
+    rows = []
+    for condition in study.expand({}):
+        rows.append(
+            ConditionSummary(
+                study="memo",
+                condition=condition.model_dump(mode="json"),
+                condition_label=condition.label(),
+                n_runs=1,
+                n_failed=0,
+                per_label={"FECHAS": summarise_repeats([0.5])},
+            )
+        )
+    header, _, line = per_label_table(study, rows)
+    assert header == (
+        "| label | adapt.max_steps=24, adapt.learning_rate=0.0001 "
+        "| adapt.max_steps=24, adapt.learning_rate=0.001 | adapt.max_steps=96 |"
+    )
+    assert line == "| FECHAS | 0.50 | 0.50 | 0.50 |"
