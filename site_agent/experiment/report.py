@@ -38,6 +38,7 @@ CURVE_FIGURES = (
     ("membership_auc", "membership AUC (0.5 = chance)"),
     ("nearest_rouge_max", "max ROUGE-5 recall to a real note"),
     ("sensitive_5gram_recall", "sensitive 5-gram recall"),
+    ("pii_echo_documents", "notes echoing a real gold PII string"),
 )
 SIZE_COLUMNS = (("n_real", "real"), ("n_synthetic", "synthetic"))
 MEMBERSHIP_NOTE = (
@@ -185,6 +186,18 @@ def gate_cost(rows: Sequence[ConditionSummary]) -> list[str]:
     return lines
 
 
+def _point_label(knobs: Sequence[str], row: ConditionSummary) -> str:
+    """A point's label: the value of a single varied knob, else each knob it sets (short)."""
+    if len(knobs) == 1:
+        return _knob(row.condition, knobs[0])
+    shown = [
+        f"{k.rsplit('.', 1)[-1]}={_knob(row.condition, k)}"
+        for k in knobs
+        if _knob(row.condition, k) != "–"
+    ]
+    return "\n".join(shown) or "default"
+
+
 def plot_privacy_utility(study: Study, rows: Sequence[ConditionSummary]) -> bytes | None:
     """Token F1 (± 1 SD over repeats) against each measured privacy figure of the corpus
     each condition trained on, one point per condition, labelled with its knob value."""
@@ -200,14 +213,19 @@ def plot_privacy_utility(study: Study, rows: Sequence[ConditionSummary]) -> byte
     ]
     if not axes_figures:
         return None
-    knob = next(k for k in study.varied() if k.startswith("audit.") or k == "synthetic_source")
-    figure, axes = plt.subplots(1, len(axes_figures), figsize=(5 * len(axes_figures), 4))
-    for ax, (name, title) in zip(
-        axes if len(axes_figures) > 1 else [axes], axes_figures, strict=True
-    ):
+    knobs = study.varied()
+    # one knob: points carry its value; several: a number, explained under the panels
+    labels = [_point_label(knobs, row) for row in rows]
+    numbered = len(knobs) > 1
+    columns = min(2, len(axes_figures))
+    lines = -(-len(axes_figures) // columns)
+    figure, axes = plt.subplots(lines, columns, figsize=(6 * columns, 4 * lines), squeeze=False)
+    for ax in axes.flat[len(axes_figures) :]:
+        ax.set_visible(False)
+    for ax, (name, title) in zip(axes.flat, axes_figures, strict=False):
         points = [
-            (row.metrics[name].mean, row.metrics["token_f1"], _knob(row.condition, knob))
-            for row in rows
+            (row.metrics[name].mean, row.metrics["token_f1"], str(i + 1) if numbered else label)
+            for i, (row, label) in enumerate(zip(rows, labels, strict=True))
             if name in row.metrics and "token_f1" in row.metrics
         ]
         points.sort(key=lambda p: p[0])
@@ -219,8 +237,13 @@ def plot_privacy_utility(study: Study, rows: Sequence[ConditionSummary]) -> byte
             ax.annotate(value, (x, f1.mean), textcoords="offset points", xytext=(4, 4))
         ax.set_xlabel(title)
         ax.set_ylabel("token F1")
-    figure.suptitle(f"{study.title or study.name}: privacy-utility ({knob})")
-    figure.tight_layout()
+    if numbered:
+        legend = "   ".join(
+            f"{i + 1}: {label.replace(chr(10), ', ')}" for i, label in enumerate(labels)
+        )
+        figure.text(0.01, 0.005, legend, fontsize=8, wrap=True, va="bottom")
+    figure.suptitle(f"{study.title or study.name}: privacy-utility")
+    figure.tight_layout(rect=(0, 0.05 if numbered else 0, 1, 1))
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100)
     plt.close(figure)

@@ -7,6 +7,7 @@ import pytest
 
 from shared.metrics.repeats import summarise_repeats
 from site_agent.experiment.report import (
+    _point_label,
     gate_cost,
     is_privacy_study,
     membership_table,
@@ -157,3 +158,10 @@ def test_per_label_columns_name_every_knob_a_condition_sets() -> None:
         "| adapt.max_steps=24, adapt.learning_rate=0.001 | adapt.max_steps=96 |"
     )
     assert line == "| FECHAS | 0.50 | 0.50 | 0.50 |"
+    # the privacy-utility curve names each point by the knobs it sets, shortened
+    assert [_point_label(study.varied(), row) for row in rows] == [
+        "max_steps=24\nlearning_rate=0.0001",
+        "max_steps=24\nlearning_rate=0.001",
+        "max_steps=96",
+    ]
+    assert _point_label(["adapt.max_steps"], rows[2]) == "96"
