@@ -91,13 +91,22 @@ def study_table(study: Study, rows: Sequence[ConditionSummary]) -> list[str]:
     return lines
 
 
+def _knobs_set(knobs: Sequence[str], row: ConditionSummary, short: bool = False) -> list[str]:
+    """``knob=value`` for every knob of ``knobs`` the condition sets (``short``: the last part
+    of a dotted knob only)."""
+    return [
+        f"{k.rsplit('.', 1)[-1] if short else k}={_knob(row.condition, k)}"
+        for k in knobs
+        if _knob(row.condition, k) != "–"
+    ]
+
+
 def _column(study: Study, row: ConditionSummary) -> str:
     """A condition named by every knob its study varies that it sets."""
     knobs = study.varied()
     if not knobs:
         return row.condition_label
-    shown = [f"{k}={_knob(row.condition, k)}" for k in knobs if _knob(row.condition, k) != "–"]
-    return ", ".join(shown) or "default"
+    return ", ".join(_knobs_set(knobs, row)) or "default"
 
 
 def per_label_table(study: Study, rows: Sequence[ConditionSummary]) -> list[str]:
@@ -190,17 +199,13 @@ def _point_label(knobs: Sequence[str], row: ConditionSummary) -> str:
     """A point's label: the value of a single varied knob, else each knob it sets (short)."""
     if len(knobs) == 1:
         return _knob(row.condition, knobs[0])
-    shown = [
-        f"{k.rsplit('.', 1)[-1]}={_knob(row.condition, k)}"
-        for k in knobs
-        if _knob(row.condition, k) != "–"
-    ]
-    return "\n".join(shown) or "default"
+    return "\n".join(_knobs_set(knobs, row, short=True)) or "default"
 
 
 def plot_privacy_utility(study: Study, rows: Sequence[ConditionSummary]) -> bytes | None:
     """Token F1 (± 1 SD over repeats) against each measured privacy figure of the corpus
-    each condition trained on, one point per condition, labelled with its knob value."""
+    each condition trained on, one point per condition, labelled with its knob value (with
+    several knobs: numbered, and the numbers explained under the panels)."""
     import io
 
     import matplotlib
