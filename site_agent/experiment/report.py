@@ -75,15 +75,18 @@ def _knob(condition: dict[str, object], name: str) -> str:
     return "–" if value is None else str(value)
 
 
+def _knob_cells(knobs: Sequence[str], row: ConditionSummary) -> list[str]:
+    """A table row's first cells: the value of each knob (``condition``: its whole label)."""
+    return [row.condition_label if k == "condition" else _knob(row.condition, k) for k in knobs]
+
+
 def study_table(study: Study, rows: Sequence[ConditionSummary]) -> list[str]:
     knobs = study.varied() or ["condition"]
     columns = [*UTILITY_COLUMNS, *PRIVACY_COLUMNS]
     header = [*knobs, "runs", *(title for _, title in columns), *(t for _, t in SIZE_COLUMNS)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        cells = [
-            row.condition_label if k == "condition" else _knob(row.condition, k) for k in knobs
-        ]
+        cells = _knob_cells(knobs, row)
         cells.append(f"{row.n_runs - row.n_failed}/{row.n_runs}")
         cells += [show(row.metrics.get(name), name in dict(UTILITY_COLUMNS)) for name, _ in columns]
         cells += [count(row.metrics.get(name)) for name, _ in SIZE_COLUMNS]
@@ -147,9 +150,7 @@ def membership_table(study: Study, rows: Sequence[ConditionSummary]) -> list[str
     ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in measured:
-        cells = [
-            row.condition_label if k == "condition" else _knob(row.condition, k) for k in knobs
-        ]
+        cells = _knob_cells(knobs, row)
         cells += [
             f"{_mean(row, 'membership_members', 0)} / {_mean(row, 'membership_non_members', 0)}",
             f"{_mean(row, 'membership_secrets_written', 0)} "

@@ -97,17 +97,22 @@ def utility(report: EvaluationReport, prefix: str = "") -> dict[str, float]:
     return {f"{prefix}{k}": float(v) for k, v in figures.items()}
 
 
-def privacy_figures(
-    report: AuditReport, stage: Literal["before", "after"] = "after"
-) -> dict[str, float]:
-    """The audit's headline figures of the corpus a run trained on (``after`` filtering: the
-    audited corpus; ``before``: the unfiltered one), plus whether the audit passed."""
-    figures = {
+def stage_figures(report: AuditReport, stage: Literal["before", "after"]) -> dict[str, float]:
+    """Every numeric audit figure of one stage, under ``measure.dotted.name``."""
+    return {
         f"{name}.{key}": value
         for name, measure in report.measures.items()
         if isinstance(measure, Mapping)
         for key, value in flatten(measure.get(stage, {})).items()
     }
+
+
+def privacy_figures(
+    report: AuditReport, stage: Literal["before", "after"] = "after"
+) -> dict[str, float]:
+    """The audit's headline figures of the corpus a run trained on (``after`` filtering: the
+    audited corpus; ``before``: the unfiltered one), plus whether the audit passed."""
+    figures = stage_figures(report, stage)
     kept = report.n_kept_documents if stage == "after" else report.n_input_documents
     out = {"audit_passed": float(report.passed), "kept_documents": float(kept)}
     for name, patterns in PRIVACY_HEADLINES.items():
@@ -116,13 +121,8 @@ def privacy_figures(
             if found:
                 out[name] = figures[found[0]]
                 break
-    for name, key in WRITTEN_HEADLINES.items():
-        measure, _, figure = key.partition(".")
-        measured = report.measures.get(measure)
-        if isinstance(measured, Mapping):
-            value = flatten(measured.get("before", {})).get(figure)
-            if value is not None:
-                out[name] = value
+    before = figures if stage == "before" else stage_figures(report, "before")
+    out.update({name: before[key] for name, key in WRITTEN_HEADLINES.items() if key in before})
     return out
 
 
