@@ -7,19 +7,36 @@ distinct placeholders of one label taking distinct shapes where the pool allows.
 site's surrogate providers (``site_agent.pseudonymise``, the same ones that pseudonymise the
 training split) replace every shape with a fresh surrogate: per locale, one per placeholder
 and note, dates moved by one shift per note. Nothing here calls the generator.
+
+A fresh surrogate can still equal a site identifier by chance: faker's common Spanish names
+are the names of real patients too, and the providers that made the pseudonymised copy draw
+from the same pools. The privacy audit cannot tell such a collision from a copy and drops the
+note (on MEDDOCAN, 35 of 61 template notes; issue 16). So the filler is given the site's
+*forbidden* surfaces (the real training notes' gold strings and the surrogates of the
+pseudonymised copy) and fills a note again, with fresh shapes and surrogates, while one of its
+filled spans contains one of them as whole words (the audit's matching, ``audit.surfaces``),
+up to ``attempts`` times; the fill with the fewest collisions is kept, and the count of
+collisions left goes to the audit, which still decides.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from protocol import Corpus, Document, Span
+from site_agent.audit.surfaces import SurfaceMatcher
 from site_agent.generate.placeholders import Template
 from site_agent.pseudonymise import PseudonymiseSettings, pseudonymise_corpus
 
 Shapes = dict[str, tuple[str, ...]]
+
+FILL_ATTEMPTS = 8
+MIN_FORBIDDEN_CHARS = 4  # the PII echo's default min_chars: shorter surfaces are never searched
+REFILL_SEED_STEP = 1_000_003  # attempt k fills with seed + k * step (attempt 0: the seed)
 
 
 @dataclass(frozen=True)
@@ -28,6 +45,27 @@ class FilledNote:
 
     document: Document
     surrogates: dict[tuple[str, int], str]
+    attempts: int = 1  # the fill kept was the attempts-th
+    collisions: int = 0  # filled spans that still contain a forbidden surface
+
+
+@dataclass(frozen=True)
+class CollisionGuard:
+    """Finds forbidden surfaces inside filled spans, as whole words (case and punctuation
+    aside), with the audit's automaton."""
+
+    matcher: SurfaceMatcher
+
+    @classmethod
+    def build(cls, forbidden: Sequence[str]) -> CollisionGuard:
+        kept = [f for f in forbidden if len(f.strip()) >= MIN_FORBIDDEN_CHARS]
+        return cls(SurfaceMatcher.build(kept))
+
+    def collisions(self, doc: Document) -> int:
+        """How many of ``doc``'s spans contain a forbidden surface."""
+        pieces = [Document(id=str(i), text=doc.surface(s)) for i, s in enumerate(doc.spans)]
+        hit_spans, _ = self.matcher.match(pieces)
+        return len(np.unique(hit_spans))
 
 
 def shape_pool(train: Corpus) -> Shapes:
@@ -70,23 +108,58 @@ def shaped_document(
     return Document(id=doc_id, text="".join(pieces), spans=tuple(spans))
 
 
+def _fill_once(
+    templates: Sequence[tuple[str, Template]],
+    pool: Shapes,
+    surrogates: PseudonymiseSettings,
+    seed: int,
+    attempt: int,
+) -> list[FilledNote]:
+    shaped: list[Document] = []
+    keys: list[list[tuple[str, int]]] = []
+    for doc_id, template in templates:
+        rng_key = f"{seed}:{doc_id}" if attempt == 0 else f"{seed}:{doc_id}:{attempt}"
+        shapes = _shapes_for(template, pool, random.Random(rng_key))
+        shaped.append(shaped_document(doc_id, template, shapes))
+        keys.append([p.key for p in template.placeholders])
+    fill_seed = seed + attempt * REFILL_SEED_STEP
+    settings = surrogates.model_copy(update={"mode": "surrogate", "seed": fill_seed})
+    filled = pseudonymise_corpus(Corpus(documents=tuple(shaped)), settings).corpus.documents
+    notes: list[FilledNote] = []
+    for doc, doc_keys in zip(filled, keys, strict=True):
+        made = {key: doc.surface(span) for key, span in zip(doc_keys, doc.spans, strict=True)}
+        notes.append(FilledNote(document=doc, surrogates=made, attempts=attempt + 1))
+    return notes
+
+
 def fill_templates(
     templates: Sequence[tuple[str, Template]],
     pool: Shapes,
     surrogates: PseudonymiseSettings,
     seed: int,
+    forbidden: Sequence[str] = (),
+    attempts: int = FILL_ATTEMPTS,
 ) -> list[FilledNote]:
-    """Fill every (document id, template); ``surrogates`` gives the locale of the providers."""
-    shaped: list[Document] = []
-    keys: list[list[tuple[str, int]]] = []
-    for doc_id, template in templates:
-        shapes = _shapes_for(template, pool, random.Random(f"{seed}:{doc_id}"))
-        shaped.append(shaped_document(doc_id, template, shapes))
-        keys.append([p.key for p in template.placeholders])
-    settings = surrogates.model_copy(update={"mode": "surrogate", "seed": seed})
-    filled = pseudonymise_corpus(Corpus(documents=tuple(shaped)), settings).corpus.documents
-    notes: list[FilledNote] = []
-    for doc, doc_keys in zip(filled, keys, strict=True):
-        made = {key: doc.surface(span) for key, span in zip(doc_keys, doc.spans, strict=True)}
-        notes.append(FilledNote(document=doc, surrogates=made))
-    return notes
+    """Fill every (document id, template); ``surrogates`` gives the locale of the providers.
+
+    A note whose filled spans contain a ``forbidden`` surface is filled again, up to
+    ``attempts`` fills in all; each note keeps its fill with the fewest collisions (the first
+    of those), so a note without collisions is filled exactly as without ``forbidden``.
+    """
+    guard = CollisionGuard.build(forbidden)
+    best: dict[str, FilledNote] = {}
+    pending = list(templates)
+    for attempt in range(max(1, attempts)):
+        next_round = []
+        for (doc_id, template), note in zip(
+            pending, _fill_once(pending, pool, surrogates, seed, attempt), strict=True
+        ):
+            note = replace(note, collisions=guard.collisions(note.document))
+            if doc_id not in best or note.collisions < best[doc_id].collisions:
+                best[doc_id] = note
+            if note.collisions:
+                next_round.append((doc_id, template))
+        pending = next_round
+        if not pending:
+            break
+    return [best[doc_id] for doc_id, _ in templates]

@@ -11,6 +11,7 @@ notes whose tags are the spans, or filled templates.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from site_agent.generate.prompts import prompt_renderer
 from site_agent.generate.settings import GenerationSettings
 from site_agent.pipeline.progress import ProgressBars
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.pseudonymise.records import read_surrogates, sensitive_surfaces
 
 PARTIAL_FILE = "generation.partial.jsonl"  # the generator's resumable store
 CORPUS_FILE = "synthetic.raw.jsonl"
@@ -56,6 +58,14 @@ def run(
     return mode.label(raw, seeds, settings), len(plan.prompts)
 
 
+def forbidden_surfaces(train: Corpus, inputs: Mapping[str, Path]) -> tuple[str, ...]:
+    """Identifier strings no filler may write: the gold strings the pseudonymiser replaced,
+    their surrogates, and every span of the training notes the generator saw."""
+    known = sensitive_surfaces(read_surrogates(inputs["pseudonymise.surrogates"]))
+    seen = {d.surface(s) for d in train.documents for s in d.spans}
+    return tuple(sorted(seen.union(known["originals"], known["surrogates"])))
+
+
 def _settings(config: SiteConfig) -> dict[str, Any]:
     return {
         "generation": config.generation,
@@ -67,7 +77,8 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
 
 def _run(ctx: StageContext) -> StageOutput:
     config = ctx.config
-    seeds = SeedNotes(read_corpus(ctx.inputs["pseudonymise.train"]), config.pseudonymise)
+    train = read_corpus(ctx.inputs["pseudonymise.train"])
+    seeds = SeedNotes(train, config.pseudonymise, forbidden_surfaces(train, ctx.inputs))
     labelled, prompts = run(
         ctx.inputs["adapt.adapter"],
         read_corpus(ctx.inputs["split.validation"]),
@@ -88,6 +99,11 @@ STAGE = Stage(
     name="generate",
     run=_run,
     settings=_settings,
-    inputs=("adapt.adapter", "split.validation", "pseudonymise.train"),
+    inputs=(
+        "adapt.adapter",
+        "split.validation",
+        "pseudonymise.train",
+        "pseudonymise.surrogates",
+    ),
     description="sample synthetic notes",
 )

@@ -22,11 +22,13 @@ SpanSource = Literal["annotator", "generator"]
 @dataclass(frozen=True)
 class SeedNotes:
     """What a mode may read besides the generated notes: the pseudonymised training notes the
-    generator was adapted on (labels, surrogate shapes, texts to deduplicate against) and the
-    site's surrogate settings (locale)."""
+    generator was adapted on (labels, surrogate shapes, texts to deduplicate against), the
+    site's surrogate settings (locale), and the identifier surfaces a filler must not write
+    (the real training notes' gold strings and the pseudonymised copy's surrogates)."""
 
     train: Corpus
     surrogates: PseudonymiseSettings = field(default_factory=PseudonymiseSettings)
+    forbidden: tuple[str, ...] = ()
 
     @property
     def labels(self) -> frozenset[str]:

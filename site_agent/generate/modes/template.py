@@ -2,7 +2,8 @@
 note; it writes placeholder text, and a local filler instantiates the placeholders.
 
 Each generated note is validated (placeholders only of allow-listed labels, no stray braces,
-no identifier-like text of its own), filled with surrogates at exact offsets, deduplicated
+no identifier-like text of its own), filled with surrogates at exact offsets (filled again
+where a surrogate happens to equal a site identifier, see ``fill.py``), deduplicated
 against the seed notes and itself, and the share of notes with identifiers is brought to
 ``pii_fraction`` when that is set. No real identifier reaches the generator, and the spans
 are exact by construction; the privacy audit still runs on the result.
@@ -60,7 +61,7 @@ class TemplateOnly:
     def label(self, generated: Corpus, seeds: SeedNotes, settings: GenerationSettings) -> Labelled:
         pool = shape_pool(seeds.train)
         accepted, refused = validated(generated, frozenset(pool))
-        filled = fill_templates(accepted, pool, seeds.surrogates, settings.seed)
+        filled = fill_templates(accepted, pool, seeds.surrogates, settings.seed, seeds.forbidden)
         meta = {d.id: d.meta for d in generated.documents}
         notes = [n.document.model_copy(update={"meta": meta[n.document.id]}) for n in filled]
         seed_texts = [d.text for d in seeds.train.documents]
@@ -69,6 +70,8 @@ class TemplateOnly:
         summary = {
             "placeholders": sum(len(t.placeholders) for _, t in accepted),
             "refused_documents": refused,
+            "refilled_for_collision": sum(1 for n in filled if n.attempts > 1),
+            "collisions_left": sum(n.collisions for n in filled),
             "exact_duplicates": unique.exact,
             "near_duplicates": unique.near,
             "dropped_for_pii_mix": len(unique.kept) - len(kept),

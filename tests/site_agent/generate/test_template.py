@@ -3,17 +3,22 @@ offsets), deduplication against the seed notes and the PII mix."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import Corpus, Document, Span
 from site_agent.generate.dedup import deduplicate
-from site_agent.generate.fill import fill_templates, shape_pool
+from site_agent.generate.fill import FilledNote, fill_templates, shape_pool
 from site_agent.generate.mix import pii_mix
 from site_agent.generate.modes.template import identifier_like
 from site_agent.generate.placeholders import PLACEHOLDER, insert_placeholders, read_template
+from site_agent.generate.stage import forbidden_surfaces
 from site_agent.pseudonymise import PseudonymiseSettings
+from site_agent.pseudonymise.records import SurrogateRecord, write_surrogates
 
 NAME, DATE, AGE = "NOMBRE_SUJETO_ASISTENCIA", "FECHAS", "EDAD_SUJETO_ASISTENCIA"
 TRAIN = Corpus(
@@ -125,6 +130,74 @@ def test_a_placeholder_keeps_one_surrogate_and_none_is_a_seed_surface() -> None:
     assert names[0] == names[2] != names[1]
     seed_surfaces = {TRAIN.documents[0].surface(s) for s in TRAIN.documents[0].spans}
     assert not {note.document.surface(s) for s in note.document.spans} & seed_surfaces - {"70 años"}
+
+
+COLLIDING = f"{{{{{NAME}:1}}}} y {{{{{NAME}:2}}}} el {{{{{DATE}:1}}}}, {{{{{AGE}:1}}}}"
+
+
+def _words(text: str) -> str:
+    return " " + " ".join(re.findall(r"\w+", text.lower())) + " "
+
+
+def _filled(forbidden: tuple[str, ...] = (), attempts: int = 8) -> list[FilledNote]:
+    templates = [(f"syn-{i}-0", read_template(COLLIDING, ALLOWED)) for i in range(6)]
+    return fill_templates(templates, POOL, PseudonymiseSettings(), 13, forbidden, attempts)
+
+
+def test_a_fill_that_writes_a_forbidden_surface_is_filled_again_without_it() -> None:
+    first = _filled()
+    # forbid what the first fill wrote for two notes: a full name and a date, in another case
+    # and spacing (the audit's matching ignores both)
+    names = [first[0].surrogates[(NAME, 1)], first[3].surrogates[(DATE, 1)]]
+    forbidden = tuple(f"  {n.upper()} " for n in names)
+    again = _filled(forbidden)
+    keys = {_words(n) for n in names}
+    for after in again:
+        surfaces = [_words(after.document.surface(s)) for s in after.document.spans]
+        assert not any(key in surface for surface in surfaces for key in keys)
+        assert after.collisions == 0
+        for span, placeholder in zip(
+            after.document.spans, read_template(COLLIDING, ALLOWED).placeholders, strict=True
+        ):  # still exact by construction
+            assert after.document.surface(span) == after.surrogates[placeholder.key]
+    assert again[0].attempts > 1 and again[3].attempts > 1
+    # a note without a collision is filled exactly as without forbidden surfaces
+    untouched = [i for i in range(6) if i not in (0, 3) and first[i].collisions == 0]
+    assert untouched
+    for i in untouched:
+        if again[i].attempts == 1:
+            assert again[i].document == first[i].document
+
+
+def test_collisions_left_after_the_last_attempt_are_counted_and_short_surfaces_ignored() -> None:
+    first = _filled()
+    name = first[0].surrogates[(NAME, 1)]
+    (kept, *_) = _filled((name,), attempts=1)
+    assert kept.document == first[0].document  # one attempt: nothing refilled
+    assert kept.collisions == 1
+    age = first[0].surrogates[(AGE, 1)].split()[0]  # "70": shorter than the PII echo searches
+    assert len(age) < 4
+    (same, *_) = _filled((age,), attempts=1)
+    assert same.collisions == 0
+
+
+def test_the_generate_stage_forbids_originals_surrogates_and_training_spans(
+    tmp_path: Path,
+) -> None:
+    records = tmp_path / "surrogates.jsonl"
+    write_surrogates(
+        [SurrogateRecord(doc_id="t1", label=NAME, original="Rosa Vidal", surrogate="Eva Ruiz")],
+        records,
+    )
+    forbidden = forbidden_surfaces(TRAIN, {"pseudonymise.surrogates": records})
+    assert set(forbidden) == {
+        "Rosa Vidal",
+        "Eva Ruiz",
+        "Ana Gil",
+        "Luis Paz",
+        "70 años",
+        "03/04/2019",
+    }
 
 
 def _doc(i: int, text: str, spans: tuple[Span, ...] = ()) -> Document:
