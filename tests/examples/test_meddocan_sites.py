@@ -1,0 +1,108 @@
+"""The MEDDOCAN multi-site study (examples/meddocan-sites/study.py): journals dealt whole to
+three sites, each site's label scheme, and mapping files that bring every scheme onto the
+shared coarse one."""
+
+from __future__ import annotations
+
+import importlib.util
+import tomllib
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from protocol import Document, Span
+from shared.label_mapping import LabelMapping, apply_mapping, load_label_mapping
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def study() -> ModuleType:
+    path = REPO / "examples" / "meddocan-sites" / "study.py"
+    spec = importlib.util.spec_from_file_location("meddocan_sites_study", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _case(i: int, source: str, labels: tuple[str, ...] = ()) -> dict[str, object]:
+    text = " ".join(f"w{j}" for j in range(len(labels) + 1))
+    spans = [{"start": 3 * j, "end": 3 * j + 2, "label": label} for j, label in enumerate(labels)]
+    return {"id": f"c{i}", "text": text, "spans": spans, "source": source}
+
+
+def test_journals_go_whole_to_the_smallest_site_largest_first(study: ModuleType) -> None:
+    sizes = {"A": 5, "B": 4, "C": 3, "D": 2, "E": 1}
+    cases = [_case(i, j) for j, n in sizes.items() for i in range(n)]
+    sites = study.deal_journals(cases)
+    journals = {site: sorted({c["source"] for c in members}) for site, members in sites.items()}
+    # A -> full, B -> coarse, C -> partial, D -> partial (3 < 4), E -> coarse (4 < 5)
+    assert journals == {
+        "hospital-full": ["A"],
+        "hospital-coarse": ["B", "E"],
+        "hospital-partial": ["C", "D"],
+    }
+
+
+def test_a_sample_draws_from_all_journals_and_is_repeatable(study: ModuleType) -> None:
+    cases = [_case(i, "A" if i < 50 else "B") for i in range(100)]
+    first = study.sample_cases(cases, 20)
+    assert first == study.sample_cases(cases, 20)
+    assert len(first) == 20 and {c["source"] for c in first} == {"A", "B"}
+    assert study.sample_cases(cases, None) == cases
+
+
+NAME, AGE, DATE = "NOMBRE_SUJETO_ASISTENCIA", "EDAD_SUJETO_ASISTENCIA", "FECHAS"
+
+
+def _mapping(text: str, tmp_path: Path, site: str) -> LabelMapping:
+    path = tmp_path / f"{site}.toml"
+    path.write_text(text, encoding="utf-8")
+    tomllib.loads(text)  # valid TOML
+    return load_label_mapping(path)
+
+
+@pytest.mark.parametrize(
+    ("site", "labels", "coarse"),
+    [
+        ("hospital-full", {NAME, AGE, DATE}, {"PER", "MISC", "TIME"}),
+        ("hospital-coarse", {"PER", "MISC", "TIME"}, {"PER", "MISC", "TIME"}),
+        ("hospital-partial", {NAME, DATE}, {"PER", "TIME"}),  # ages are not annotated there
+    ],
+)
+def test_each_site_annotates_in_its_scheme_and_maps_onto_the_coarse_one(
+    study: ModuleType, site: str, labels: set[str], coarse: set[str], tmp_path: Path
+) -> None:
+    cases = [_case(0, "A", (NAME, AGE, DATE)), _case(1, "A", (NAME,))]
+    corpus, mapping_text = study.site_corpus(site, cases)
+    used = {s.label for d in corpus.documents for s in d.spans}
+    assert used == labels
+    mapping = _mapping(mapping_text, tmp_path, site)
+    shared = apply_mapping(corpus, mapping)  # every label the site uses has an entry
+    assert {s.label for d in shared.documents for s in d.spans} == coarse
+    assert (AGE in mapping.mapping) == (site == "hospital-full")
+    if site == "hospital-partial":  # the age's text stays in the note, unlabelled
+        assert corpus.documents[0].text == cases[0]["text"]
+        assert len(corpus.documents[0].spans) == 2
+
+
+def test_meddocan_is_dealt_to_three_sites_of_similar_size(
+    study: ModuleType, meddocan_dir: Path
+) -> None:
+    sites = study.deal_journals(study.read_cases(meddocan_dir))
+    sizes = {site: len(members) for site, members in sites.items()}
+    assert sum(sizes.values()) == 1000
+    assert max(sizes.values()) - min(sizes.values()) <= max(
+        Counter(str(c["source"]) for c in study.read_cases(meddocan_dir)).values()
+    )
+    owners: dict[str, set[str]] = {}
+    for site, members in sites.items():
+        for case in members:
+            owners.setdefault(str(case["source"]), set()).add(site)
+    assert all(len(sites_of) == 1 for sites_of in owners.values())
+    for site, members in sites.items():
+        corpus, _ = study.site_corpus(site, members[:50])
+        assert all(isinstance(d, Document) for d in corpus.documents)
+        assert all(isinstance(s, Span) for d in corpus.documents for s in d.spans)
