@@ -97,6 +97,12 @@ class PiiEchoSettings(_Settings):
         "address, or six digits that are not a date",
     )
     ignore_labels: tuple[str, ...] = Field((), description="PII labels not searched")
+    extra_always_identify: bool = Field(
+        False,
+        description="every extra surface (the pipeline's pseudonymisation surrogates, "
+        "--extra-pii strings) identifies whatever its form; false: by the gold rules above "
+        "(an echoed fake age or date is counted, a fake full name still drops the note)",
+    )
 
 
 class MembershipSettings(_Settings):

@@ -139,3 +139,37 @@ def test_surrogate_echoes_are_told_apart_from_real_gold_strings(tmp_path: Path) 
     assert "0 documents contain a real gold PII string" in markdown  # both were dropped
     assert "a surrogate of the pseudonymised training text" in markdown
     assert "identifying gold PII string of the real corpus" not in markdown
+
+
+@pytest.mark.parametrize(
+    ("surrogate", "identifying", "always"),
+    [
+        ("Laura Vidal Mora", True, True),  # a fake full name points at the training text
+        ("45 años", False, True),  # a fake age says nothing: counted, not dropped
+        ("70 años", False, True),  # a gold age listed as a surrogate too: the gold rules
+        ("Madrid", False, True),  # common in the real notes' text
+    ],
+)
+def test_extra_surfaces_identify_by_the_gold_rules_unless_always(
+    surrogate: str, identifying: bool, always: bool
+) -> None:
+    for strict, expected in ((False, identifying), (True, always)):
+        settings = PiiEchoSettings(extra_always_identify=strict)
+        surfaces = {s.text: s for s in collect_surfaces(REAL, settings, [("EDAD", surrogate)])}
+        (key,) = [k for k in surfaces if k == " ".join(surrogate.lower().split())]
+        assert surfaces[key].identifying is expected
+        assert surfaces[key].origin == (
+            "gold" if surrogate in {"70 años", "Madrid"} else "surrogate"
+        )
+
+
+def test_an_echoed_fake_age_is_counted_and_kept(tmp_path: Path) -> None:
+    synth = corpus(make_doc("s0", "Varón de 45 años."), make_doc("s1", "Sin datos."))
+    extra = [("EDAD", "45 años")]
+    kept = run_audit(REAL, synth, AuditPolicy(), tmp_path / "a", extra_pii_surfaces=extra)
+    assert kept.dropped_by_reason["pii_echo"] == 0
+    echo = kept.measures["pii_echo"]["before"]["by_label"]["EDAD"]
+    assert echo["occurrences"] == 1 and echo["identifying_occurrences"] == 0
+    strict = AuditPolicy.model_validate({"pii_echo": {"extra_always_identify": True}})
+    dropped = run_audit(REAL, synth, strict, tmp_path / "b", extra_pii_surfaces=extra)
+    assert dropped.dropped_by_reason["pii_echo"] == 1
