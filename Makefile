@@ -12,8 +12,11 @@ demo: install
 	coordinator demo --sites runs/demo-sites --out runs/federation-demo
 
 # MEDDOCAN split by journal into three sites with different label schemes (hours on CPU).
+# the measured study (README): 120 cases per site; MEDDOCAN_SITES_ARGS= runs all 1,000 cases
+MEDDOCAN_SITES_ARGS ?= --max-cases 120
+
 meddocan-sites:
-	PYTHONPATH=$(CURDIR) $(PY) examples/meddocan-sites/study.py --data ../shared/data/meddocan --out runs/meddocan-sites
+	PYTHONPATH=$(CURDIR) $(PY) examples/meddocan-sites/study.py --data ../shared/data/meddocan --out runs/meddocan-sites $(MEDDOCAN_SITES_ARGS)
 
 test:
 	$(PY) -m pytest -q -m "not gpu"

@@ -1,6 +1,7 @@
 """MEDDOCAN as a multi-site study: split by source journal, own label schemes, one federation.
 
     python examples/meddocan-sites/study.py [--data DIR] [--out runs/meddocan-sites]
+    make meddocan-sites     # the measured study in the README: --max-cases 120
 
 1. sites     the 1,000 MEDDOCAN cases (train + dev + test) grouped by ``source`` (the journal
              the case was published in) and the journals dealt to three sites, largest first,
