@@ -53,6 +53,8 @@ def read_site(config: Path) -> tuple[JoiningSite, Path, Path]:
     return site, signing, auth
 
 
+DEMO_TIMEOUT_S = 900.0  # the whole run; the demo's rounds take minutes
+
 # Small enough for the demo's minutes; a sites folder's federation.toml [settings] overrides.
 DEMO_SETTINGS: dict[str, object] = {
     "fedavg-rounds": 2,
@@ -108,8 +110,11 @@ def run_demo(
     output_dir: Path,
     on_line: Callable[[str], None] = print,
     secure: bool = True,
+    timeout: float = DEMO_TIMEOUT_S,
 ) -> FederationReport:
     output_dir = output_dir.resolve()
     work = output_dir / "coordinator-work"
     sites, settings = prepare_demo(sites_dir.resolve(), work, output_dir)
-    return run_local_federation(work, sites, settings, on_line=on_line, secure=secure)
+    return run_local_federation(
+        work, sites, settings, on_line=on_line, secure=secure, timeout=timeout
+    )

@@ -20,12 +20,20 @@ def register(app: typer.Typer) -> None:
         insecure: Annotated[
             bool, typer.Option(help="Run without TLS and SuperNode authentication.")
         ] = False,
+        timeout: Annotated[
+            float,
+            typer.Option(
+                min=1.0,
+                help="Seconds the whole run may take before it is stopped (a larger study "
+                "needs hours).",
+            ),
+        ] = 900.0,
     ) -> None:
         """Start a SuperLink, let every demo site join, run every round, stop them all."""
         from coordinator.demo import run_demo  # imports torch; keep the CLI start fast
         from coordinator.report.summary import summary_lines
 
-        report = run_demo(sites, out, on_line=typer.echo, secure=not insecure)
+        report = run_demo(sites, out, on_line=typer.echo, secure=not insecure, timeout=timeout)
         for line in summary_lines(report):
             typer.echo(line)
         typer.echo(f"report: {out / 'report.html'}")

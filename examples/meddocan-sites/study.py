@@ -192,6 +192,9 @@ def main() -> None:
         "--min-validation-recall", type=float, default=0.3, help="gold annotator's gate"
     )
     parser.add_argument("--skip-pipelines", action="store_true", help="reuse finished site runs")
+    parser.add_argument(
+        "--federation-timeout", type=float, default=4 * 3600.0, help="seconds for the rounds"
+    )
     args = parser.parse_args()
     started = time.monotonic()
     jobs, args.threads = plan_jobs(len(SITES), args.jobs)
@@ -220,6 +223,8 @@ def main() -> None:
             str(args.out),
             "--out",
             str(report),
+            "--timeout",
+            str(args.federation_timeout),
         ],
         check=True,
     )

@@ -153,6 +153,13 @@ CASES = [
         78,
         ("nope", "demo-sites"),
     ),
+    Case(
+        "demo-timeout-zero",
+        "coordinator",
+        "demo --sites {w}/nope --out {w}/out --timeout 0",
+        2,
+        ("--timeout",),
+    ),
     Case("run-missing-config", "coordinator", "run --config {w}/nope.toml", 78, ("nope.toml",)),
     Case(
         "run-unknown-field",

@@ -82,3 +82,22 @@ def test_coordinator_demo_registers_the_keys_the_sites_hold(
     )
     argv = joining[0].supernode_argv(transport)
     assert argv[1:4] == ["-m", "site_agent", "join"] and str(sites[0]) in argv
+
+
+def test_coordinator_demo_gives_the_whole_run_its_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import coordinator.demo as demo
+
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(demo, "prepare_demo", lambda sites, work, out: ([], "settings"))
+
+    def federate(work: Path, sites: object, settings: object, **kwargs: object) -> str:
+        seen.update(kwargs)
+        return "report"
+
+    monkeypatch.setattr(demo, "run_local_federation", federate)
+    assert demo.run_demo(tmp_path, tmp_path / "out", timeout=7200.0) == "report"
+    assert seen["timeout"] == 7200.0
+    demo.run_demo(tmp_path, tmp_path / "out")
+    assert seen["timeout"] == demo.DEMO_TIMEOUT_S
