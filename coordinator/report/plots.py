@@ -29,7 +29,8 @@ def heatmap_png(report: FederationReport, metric: str) -> bytes:
     cmap = "Reds" if metric == "document_leakage" else "Greens"
     fig, ax = plt.subplots(figsize=(1.6 + 1.3 * max(len(sites), 1), 1.0 + 0.5 * len(rows)))
     image = ax.imshow(np.ma.masked_invalid(grid), vmin=0.0, vmax=1.0, cmap=cmap, aspect="auto")
-    ax.set_xticks(range(len(sites)), sites)
+    # site names are as long as a cell is wide: slanted, they do not run into each other
+    ax.set_xticks(range(len(sites)), sites, rotation=30, ha="right")
     ax.set_yticks(range(len(rows)), rows)
     for (i, j), v in np.ndenumerate(grid):
         colour = "white" if not np.isnan(v) and v > 0.6 else "black"
