@@ -11,8 +11,9 @@ demo: install
 	site-agent demo-sites --out runs/demo-sites
 	coordinator demo --sites runs/demo-sites --out runs/federation-demo
 
-# MEDDOCAN split by journal into three sites with different label schemes (hours on CPU).
-# the measured study (README): 120 cases per site; MEDDOCAN_SITES_ARGS= runs all 1,000 cases
+# MEDDOCAN split by journal into three sites with different label schemes. The measured study
+# (README): 120 cases per site, about 1.5 h on 2 cores; MEDDOCAN_SITES_ARGS= keeps all 1,000
+# cases (hours).
 MEDDOCAN_SITES_ARGS ?= --max-cases 120
 
 meddocan-sites:
