@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from coordinator.deployment.keys import register_site
-from coordinator.deployment.local import JoiningSite, run_local_federation
+from coordinator.deployment.local import LOCAL_RUN_TIMEOUT_S, JoiningSite, run_local_federation
 from coordinator.mappings import merge_mappings
 from coordinator.settings import FederationSettings
 from protocol.rounds import FederationReport
@@ -52,8 +52,6 @@ def read_site(config: Path) -> tuple[JoiningSite, Path, Path]:
     site = JoiningSite(str(table["site-id"]), config, Path(ca) if ca else None)
     return site, signing, auth
 
-
-DEMO_TIMEOUT_S = 900.0  # the whole run; the demo's rounds take minutes
 
 # Small enough for the demo's minutes; a sites folder's federation.toml [settings] overrides.
 DEMO_SETTINGS: dict[str, object] = {
@@ -110,7 +108,7 @@ def run_demo(
     output_dir: Path,
     on_line: Callable[[str], None] = print,
     secure: bool = True,
-    timeout: float = DEMO_TIMEOUT_S,
+    timeout: float = LOCAL_RUN_TIMEOUT_S,
 ) -> FederationReport:
     output_dir = output_dir.resolve()
     work = output_dir / "coordinator-work"

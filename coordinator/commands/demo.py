@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from coordinator.deployment.local import LOCAL_RUN_TIMEOUT_S
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
@@ -27,7 +29,7 @@ def register(app: typer.Typer) -> None:
                 help="Seconds the whole run may take before it is stopped (a larger study "
                 "needs hours).",
             ),
-        ] = 900.0,
+        ] = LOCAL_RUN_TIMEOUT_S,
     ) -> None:
         """Start a SuperLink, let every demo site join, run every round, stop them all."""
         from coordinator.demo import run_demo  # imports torch; keep the CLI start fast

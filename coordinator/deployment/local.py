@@ -104,6 +104,9 @@ def superlink_argv(port: int, tls_dir: Path | None) -> list[str]:
     ]  # fmt: skip
 
 
+LOCAL_RUN_TIMEOUT_S = 900.0  # the whole run; the demo's rounds take minutes
+
+
 def run_local_federation(
     work_dir: Path,
     sites: Sequence[FederationSite],
@@ -111,7 +114,7 @@ def run_local_federation(
     *,
     on_line: Callable[[str], None] = print,
     secure: bool = True,
-    timeout: float = 900.0,
+    timeout: float = LOCAL_RUN_TIMEOUT_S,
 ) -> FederationReport:
     """Start everything, run the app as ``coordinator run`` does, stop everything."""
     app_dir = repo_root()

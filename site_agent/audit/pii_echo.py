@@ -125,15 +125,16 @@ def _group(spelled: dict[str, Counter[str]]) -> dict[str, _Group]:
     return grouped
 
 
-def _extra_surfaces(extra: Iterable[ExtraSurface], settings: PiiEchoSettings) -> dict[str, _Group]:
-    """The extra surfaces long enough to search, grouped by automaton key like the gold ones."""
-    items = [(EXTRA_LABEL, e) if isinstance(e, str) else e for e in extra]
-    items = [e for e in items if len(e[1].strip()) >= settings.min_chars]
-    grouped: dict[str, _Group] = {}
-    for (label, raw), key in zip(items, surface_keys([raw for _, raw in items]), strict=True):
-        if has_words(key):
-            grouped.setdefault(key, _Group(raw, Counter())).labels[label] += 1
-    return grouped
+def _extra_spellings(
+    extra: Iterable[ExtraSurface], settings: PiiEchoSettings
+) -> dict[str, Counter[str]]:
+    """Every distinct extra surface long enough to search, with its labels (as the gold ones)."""
+    labels: dict[str, Counter[str]] = defaultdict(Counter)
+    for item in extra:
+        label, raw = (EXTRA_LABEL, item) if isinstance(item, str) else item
+        if len(raw.strip()) >= settings.min_chars:
+            labels[raw][label] += 1
+    return labels
 
 
 def collect_surfaces(
@@ -143,7 +144,7 @@ def collect_surfaces(
 
     A surface that is a gold string and an extra one too keeps the gold label and origin."""
     gold = _group(_gold_surfaces(real, settings))
-    extra_groups = _extra_surfaces(extra, settings)
+    extra_groups = _group(_extra_spellings(extra, settings))
     grouped = {**extra_groups, **gold}
     keys = list(grouped)
     docs, found = SurfaceMatcher.from_keys(keys).match(real.documents)

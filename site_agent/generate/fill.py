@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from protocol import Corpus, Document, Span
+from site_agent.audit.policy import PiiEchoSettings
 from site_agent.audit.surfaces import SurfaceMatcher
 from site_agent.generate.placeholders import Template
 from site_agent.pseudonymise import PseudonymiseSettings, pseudonymise_corpus
@@ -35,7 +36,8 @@ from site_agent.pseudonymise import PseudonymiseSettings, pseudonymise_corpus
 Shapes = dict[str, tuple[str, ...]]
 
 FILL_ATTEMPTS = 8
-MIN_FORBIDDEN_CHARS = 4  # the PII echo's default min_chars: shorter surfaces are never searched
+# the PII echo's default min_chars: it never searches shorter surfaces
+MIN_FORBIDDEN_CHARS = PiiEchoSettings().min_chars
 REFILL_SEED_STEP = 1_000_003  # attempt k fills with seed + k * step (attempt 0: the seed)
 
 

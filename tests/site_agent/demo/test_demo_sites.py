@@ -100,4 +100,4 @@ def test_coordinator_demo_gives_the_whole_run_its_timeout(
     assert demo.run_demo(tmp_path, tmp_path / "out", timeout=7200.0) == "report"
     assert seen["timeout"] == 7200.0
     demo.run_demo(tmp_path, tmp_path / "out")
-    assert seen["timeout"] == demo.DEMO_TIMEOUT_S
+    assert seen["timeout"] == demo.LOCAL_RUN_TIMEOUT_S
