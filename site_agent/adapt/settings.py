@@ -35,6 +35,12 @@ class AdaptSettings(ProtocolModel):
     )
     weight_decay: float = Field(0.1, ge=0.0, description="AdamW weight decay")
     learning_rate: float = Field(1e-4, gt=0.0, description="peak learning rate")
+    token_learning_rate: float | None = Field(
+        None,
+        gt=0.0,
+        description="peak learning rate of the embedding rows added for the generation "
+        "mode's tags or placeholders; unset: learning_rate",
+    )
     lr_scheduler: Literal["linear", "cosine", "constant"] = Field(
         "linear", description="learning-rate schedule after warm-up"
     )

@@ -35,7 +35,7 @@ from site_agent.adapt.quantization import (
 )
 from site_agent.adapt.result import AdaptResult, finish, read_result
 from site_agent.adapt.settings import AdaptSettings
-from site_agent.adapt.vocabulary import add_tokens, trainable_rows
+from site_agent.adapt.vocabulary import TOKEN_ROWS, add_tokens, trainable_rows
 from site_agent.models import resolve_model
 
 Progress = Callable[[int, int], None]
@@ -96,12 +96,23 @@ def _train_step(
 
 
 def _optimiser(model: Any, settings: AdaptSettings, total_steps: int) -> tuple[Any, Any]:
+    """AdamW over the adapter; the added tokens' embedding rows (PEFT trainable tokens) at
+    ``token_learning_rate``: at the adapter's rate a new row barely moves from its random start
+    in a short run (Gemma 3, 96 steps at 1e-4: row norm 0.506 -> 0.504; trained rows ~1.03)."""
     import torch
     from transformers import get_scheduler
 
-    trainable = [p for p in model.parameters() if p.requires_grad]
+    rows_lr = settings.token_learning_rate or settings.learning_rate
+    groups = []
+    for is_rows in (False, True):
+        params = [
+            p for name, p in model.named_parameters()
+            if p.requires_grad and (TOKEN_ROWS in name) == is_rows
+        ]  # fmt: skip
+        if params:
+            groups.append({"params": params, "lr": rows_lr if is_rows else settings.learning_rate})
     optimizer = torch.optim.AdamW(
-        trainable, lr=settings.learning_rate, weight_decay=settings.weight_decay
+        groups, lr=settings.learning_rate, weight_decay=settings.weight_decay
     )
     scheduler = get_scheduler(settings.lr_scheduler, optimizer, settings.warmup_steps, total_steps)
     return optimizer, scheduler

@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+TOKEN_ROWS = "trainable_tokens_delta"
+"""What PEFT names the trainable rows of an embedding (input or output) in a parameter name."""
+
 
 def add_tokens(tokenizer: Any, model: Any, tokens: Sequence[str]) -> list[int]:
     """Add ``tokens`` as whole (non-special, so decoded) tokens; resize the embeddings; return

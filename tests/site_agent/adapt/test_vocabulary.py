@@ -62,3 +62,36 @@ def test_untied_output_rows_are_trained_too(tmp_path: Path) -> None:
     for arch, expected in (("llama", {"embed_tokens", "lm_head"}), ("gpt2", {"wte"})):
         model = AutoModelForCausalLM.from_pretrained(tiny_causal_lm(tmp_path / arch, [], arch=arch))
         assert set(trainable_rows(model, [1, 2])) == expected, arch
+
+
+@pytest.mark.parametrize("token_lr", [None, 5e-3])
+def test_added_rows_learn_at_their_own_rate(tmp_path: Path, token_lr: float | None) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from site_agent.adapt.model import attach_lora
+    from site_agent.adapt.quantization import choose_quantization
+    from site_agent.adapt.train import _optimiser
+    from site_agent.adapt.vocabulary import TOKEN_ROWS, add_tokens
+
+    base = tiny_causal_lm(tmp_path / "lm", ["Dr. Gil vino el 3/4/20."], arch="llama")
+    model = AutoModelForCausalLM.from_pretrained(base)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    rows = trainable_rows(model, add_tokens(tokenizer, model, TAGS))
+    settings = AdaptSettings(
+        base_model=str(base), quantization="none", token_learning_rate=token_lr
+    )
+    plan = choose_quantization(False, "none", False, False)
+    model = attach_lora(model, settings, plan, rows)
+    optimizer, _ = _optimiser(model, settings, total_steps=10)
+    names = {id(p): n for n, p in model.named_parameters()}
+    seen_rows = seen_lora = 0
+    for group in optimizer.param_groups:
+        for param in group["params"]:
+            is_rows = TOKEN_ROWS in names[id(param)]
+            expected = (token_lr or settings.learning_rate) if is_rows else settings.learning_rate
+            assert group["lr"] == pytest.approx(expected), names[id(param)]
+            seen_rows += is_rows
+            seen_lora += not is_rows
+    assert seen_rows == 2 and seen_lora > 0  # input and output rows (llama: untied)
+    trainable = sum(p.requires_grad for p in model.parameters())
+    assert seen_rows + seen_lora == trainable
