@@ -11,10 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from protocol import Corpus, Document
 from protocol.audit import CanarySet, MembershipCanarySet
 from shared.errors import ConfigError
-from site_agent.audit.grams import GramTable, build_gram_table
+from site_agent.audit.grams import GramTable, build_gram_table, identifying_columns
 from site_agent.audit.policy import AuditPolicy
 from site_agent.audit.subword import token_stream
 from site_agent.audit.tokens import TokenStream, concat_streams, word_stream
@@ -71,6 +73,7 @@ class AuditContext:
         self._tokenizer = tokenizer
         self._streams: dict[tuple[Side, Unit], TokenStream] = {}
         self._tables: dict[tuple[Unit, int], GramTable] = {}
+        self._identifying: dict[tuple[Unit, int], np.ndarray] = {}
 
     @property
     def units(self) -> tuple[Unit, ...]:
@@ -151,3 +154,15 @@ class AuditContext:
                 self.stream("real", unit), self.stream("synthetic", unit), n, base
             )
         return self._tables[key]
+
+    def identifying(self, unit: Unit, n: int) -> np.ndarray:
+        """The real n-grams (columns of the table) that hold at least the policy's share of one
+        identifier: what the sensitive n-gram filter and the gate's recall rules count."""
+        key = (unit, n)
+        if key not in self._identifying:
+            self._identifying[key] = identifying_columns(
+                self.gram_table(unit, n),
+                self.stream("real", unit),
+                self.policy.filters.sensitive_ngram_min_share,
+            )
+        return self._identifying[key]

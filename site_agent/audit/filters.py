@@ -27,7 +27,7 @@ EXPLANATIONS = {
     "canary": "contains a planted canary identifier",
     "pii_echo": "contains an identifying PII string: a real gold string of the training "
     "corpus, or a surrogate of the pseudonymised training text (see PII echo for which)",
-    "sensitive_ngram": "shares a PII-overlapping n-gram with the real corpus",
+    "sensitive_ngram": "shares with the real corpus an n-gram holding much of an identifier",
     "rouge_recall": "reproduces too much of one real document (max ROUGE-N recall)",
     "exact_duplicate_synthetic": "same normalised word sequence as an earlier kept document",
     "near_duplicate_synthetic": "near-duplicate of an earlier kept synthetic document",
@@ -69,7 +69,8 @@ def sensitive_ngram(given: FilterInput) -> np.ndarray:
     n = given.context.policy.filters.sensitive_ngram_n
     flagged = np.zeros(len(given.alive), dtype=bool)
     for unit in given.context.units:
-        flagged |= docs_with_sensitive_ngrams(given.context.gram_table(unit, n))
+        table = given.context.gram_table(unit, n)
+        flagged |= docs_with_sensitive_ngrams(table, given.context.identifying(unit, n))
     return flagged
 
 

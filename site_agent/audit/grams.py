@@ -94,6 +94,7 @@ class GramTable:
     sensitive: np.ndarray
     real_docs: np.ndarray
     real_cols: np.ndarray
+    real_starts: np.ndarray
     synth_docs: np.ndarray
     synth_cols: np.ndarray
     n_real: int
@@ -141,17 +142,40 @@ def _counts(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> spars
     return matrix
 
 
-def _real_side(real: TokenStream, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(vocabulary, sensitive flags, document and column of every real n-gram occurrence)."""
+def _real_side(
+    real: TokenStream, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(vocabulary, sensitive flags, and the document, column and start of every real n-gram
+    occurrence)."""
     pieces = list(iter_ngrams(real, n))
     hashes = np.concatenate([p.hashes for p in pieces]) if pieces else np.zeros(0, dtype=U64)
     docs = np.concatenate([p.docs for p in pieces]) if pieces else np.zeros(0, np.int32)
+    starts = np.concatenate([p.positions for p in pieces]) if pieces else np.zeros(0, np.int64)
     vocab, inverse = np.unique(hashes, return_inverse=True)
     sensitive = np.zeros(len(vocab), dtype=bool)
     if real.in_pii is not None and pieces:
         flags = np.concatenate([p.sensitive for p in pieces if p.sensitive is not None])
         sensitive[inverse[flags]] = True
-    return vocab, sensitive, docs, inverse.astype(np.int32)
+    return vocab, sensitive, docs, inverse.astype(np.int32), starts
+
+
+def window_shares(stream: TokenStream, starts: np.ndarray, n: int) -> np.ndarray:
+    """For each n-token window starting at ``starts``: the largest share of one gold span's
+    characters (as held by the stream's tokens) that the window holds; 0 outside PII."""
+    if stream.pii_span is None or stream.pii_chars is None:
+        raise ValueError("window_shares needs a real stream (with_pii=True)")
+    totals = stream.span_chars
+    best = np.zeros(len(starts), dtype=np.float64)
+    for begin in range(0, len(starts), _SLICE // max(n, 1)):
+        index = starts[begin : begin + _SLICE // max(n, 1), None] + np.arange(n)
+        span = stream.pii_span[index]
+        run = stream.pii_chars[index].astype(np.int64)
+        for j in range(1, n):  # characters of the span so far, along each window
+            same = (span[:, j] == span[:, j - 1]) & (span[:, j] >= 0)
+            run[:, j] += np.where(same, run[:, j - 1], 0)
+        whole = np.where(span >= 0, totals[np.maximum(span, 0)], 1)
+        best[begin : begin + len(index)] = (run / whole).max(axis=1)
+    return best
 
 
 def build_gram_table(
@@ -162,7 +186,7 @@ def build_gram_table(
     With a ``base`` table of shorter real n-grams, only the synthetic windows whose
     sub-windows all occur in the real corpus are hashed and looked up (the rest cannot match).
     """
-    vocab, sensitive, real_docs, real_cols = _real_side(real, n)
+    vocab, sensitive, real_docs, real_cols, real_starts = _real_side(real, n)
     index = pd.Index(vocab)
     docs: list[np.ndarray] = [np.zeros(0, np.int32)]
     cols: list[np.ndarray] = [np.zeros(0, np.int32)]
@@ -192,9 +216,23 @@ def build_gram_table(
         sensitive=sensitive,
         real_docs=real_docs,
         real_cols=real_cols,
+        real_starts=real_starts,
         synth_docs=np.concatenate(docs),
         synth_cols=np.concatenate(cols),
         n_real=real.n_docs,
         n_synth=synthetic.n_docs,
         synth_starts=np.concatenate(starts),
     )
+
+
+def identifying_columns(table: GramTable, real: TokenStream, min_share: float) -> np.ndarray:
+    """The n-grams of R* that, in at least one real occurrence, hold ``min_share`` or more of
+    one gold span's characters (0: all of R*). With digit-by-digit tokenizers, a header line
+    plus the first digit of a date is in R* but says nothing about the date."""
+    if min_share <= 0:
+        return table.sensitive
+    occurrences = np.flatnonzero(table.sensitive[table.real_cols])
+    shares = window_shares(real, table.real_starts[occurrences], table.n)
+    chosen = np.zeros(len(table.vocab), dtype=bool)
+    chosen[table.real_cols[occurrences[shares >= min_share]]] = True
+    return chosen

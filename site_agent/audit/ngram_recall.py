@@ -21,11 +21,13 @@ def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def recall_figures(table: GramTable, kept: np.ndarray) -> dict[str, Any]:
+def recall_figures(
+    table: GramTable, kept: np.ndarray, identifying: np.ndarray | None = None
+) -> dict[str, Any]:
     found = table.synth_hits(kept)
     shared, shared_sensitive = int(found.sum()), int(found[table.sensitive].sum())
     real, real_sensitive = len(table.vocab), int(table.sensitive.sum())
-    return {
+    figures: dict[str, Any] = {
         "real_ngrams": real,
         "shared_ngrams": shared,
         "recall": _ratio(shared, real),
@@ -33,29 +35,43 @@ def recall_figures(table: GramTable, kept: np.ndarray) -> dict[str, Any]:
         "shared_sensitive_ngrams": shared_sensitive,
         "sensitive_recall": _ratio(shared_sensitive, real_sensitive),
     }
+    if identifying is not None:
+        real_identifying, shared_identifying = int(identifying.sum()), int(found[identifying].sum())
+        figures |= {
+            "real_identifying_ngrams": real_identifying,
+            "shared_identifying_ngrams": shared_identifying,
+            "identifying_recall": _ratio(shared_identifying, real_identifying),
+        }
+    return figures
 
 
-def docs_with_sensitive_ngrams(table: GramTable) -> np.ndarray:
-    """Synthetic documents that contain at least one n-gram of R*."""
+def docs_with_sensitive_ngrams(table: GramTable, columns: np.ndarray | None = None) -> np.ndarray:
+    """Synthetic documents that contain at least one n-gram of R* (or of ``columns``)."""
+    wanted = table.sensitive if columns is None else columns
     flagged = np.zeros(table.n_synth, dtype=bool)
-    flagged[table.synth_docs[table.sensitive[table.synth_cols]]] = True
+    flagged[table.synth_docs[wanted[table.synth_cols]]] = True
     return flagged
 
 
 @dataclass(frozen=True)
 class NgramRecallResult:
     tables: dict[tuple[str, int], GramTable]
+    identifying: dict[tuple[str, int], np.ndarray]
 
     def figures(self, kept: np.ndarray) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for (unit, n), table in sorted(self.tables.items()):
-            out.setdefault(unit, {})[str(n)] = recall_figures(table, kept)
+            figures = recall_figures(table, kept, self.identifying[(unit, n)])
+            out.setdefault(unit, {})[str(n)] = figures
         return out
 
 
 @register_measure("ngram_recall")
 def measure_ngram_recall(context: AuditContext) -> NgramRecallResult:
-    sizes = context.policy.ngram_recall.sizes
+    """Recall over R (all), R* (any PII overlap, as in the paper) and the identifying n-grams
+    of R* (at least the policy's share of one identifier), per unit and n."""
+    keys = [(unit, n) for unit in context.units for n in context.policy.ngram_recall.sizes]
     return NgramRecallResult(
-        {(unit, n): context.gram_table(unit, n) for unit in context.units for n in sizes}
+        {key: context.gram_table(*key) for key in keys},
+        {key: context.identifying(*key) for key in keys},
     )

@@ -158,6 +158,14 @@ class FilterSettings(_Settings):
     sensitive_ngram_n: int = Field(
         10, ge=1, description="drop documents sharing a PII-overlapping n-gram with real docs"
     )
+    sensitive_ngram_min_share: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="only n-grams that hold at least this share of one real identifier's "
+        "characters drop a document (0: any overlap, as the sensitive n-gram recall counts); "
+        "a header plus one digit of a date holds 10% of it",
+    )
 
 
 class PolicyRule(_Settings):
@@ -177,11 +185,12 @@ class PolicyRule(_Settings):
 
 DEFAULT_RULES: tuple[PolicyRule, ...] = (
     PolicyRule(
-        name="sensitive_10gram_recall_words",
-        metric="ngram_recall.words.10.sensitive_recall",
+        name="identifying_10gram_recall_words",
+        metric="ngram_recall.words.10.identifying_recall",
         comparison="==",
         threshold=0.0,
-        description="no 10-word run overlapping gold PII of the real corpus is reproduced",
+        description="no 10-word run of the real corpus holding much of an identifier (the "
+        "filter's share) is reproduced",
     ),
     PolicyRule(
         name="sensitive_5gram_recall_words",
@@ -190,8 +199,8 @@ DEFAULT_RULES: tuple[PolicyRule, ...] = (
         description="few PII-overlapping 5-word runs of the real corpus are reproduced",
     ),
     PolicyRule(
-        name="sensitive_10gram_recall_tokens",
-        metric="ngram_recall.tokens.10.sensitive_recall",
+        name="identifying_10gram_recall_tokens",
+        metric="ngram_recall.tokens.10.identifying_recall",
         comparison="==",
         threshold=0.0,
         required=False,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from protocol import Document
 from site_agent.audit.tokens import is_word_char, lower_keep_length
@@ -50,6 +50,38 @@ def real_ngram_sets(
             if any(ws < s.end and s.start < we for _, ws, we in window for s in doc.spans):
                 sensitive.add(gram)
     return everything, sensitive
+
+
+def identifying_ngrams(
+    real: Sequence[Document],
+    n: int,
+    min_share: float,
+    tokens_of: Callable[[str], list[tuple[str, int, int]]] = word_spans,
+) -> set[tuple[str, ...]]:
+    """n-grams that hold at least ``min_share`` (> 0) of one gold span's characters in some
+    real occurrence. A token counts towards the last span starting before its end, with the
+    characters it shares with it; a span's whole is what all its tokens hold."""
+    found: set[tuple[str, ...]] = set()
+    for doc in real:
+        tokens = tokens_of(doc.text)
+        owner: list[tuple[int, int]] = []  # (span index or -1, characters held)
+        for _, start, end in tokens:
+            before = [k for k, s in enumerate(doc.spans) if s.start < end]
+            k = before[-1] if before else -1
+            held = min(end, doc.spans[k].end) - max(start, doc.spans[k].start) if k >= 0 else 0
+            owner.append((k, held) if held > 0 else (-1, 0))
+        whole = Counter()  # type: Counter[int]
+        for k, held in owner:
+            if k >= 0:
+                whole[k] += held
+        for i in range(len(tokens) - n + 1):
+            window = Counter()  # type: Counter[int]
+            for k, held in owner[i : i + n]:
+                if k >= 0:
+                    window[k] += held
+            if any(held / whole[k] >= min_share for k, held in window.items()):
+                found.add(tuple(w for w, _, _ in tokens[i : i + n]))
+    return found
 
 
 def corpus_recall(

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from protocol import Document
-from site_agent.audit.tokens import U64, TokenStream, assemble, mix64
+from site_agent.audit.tokens import U64, SpanHits, TokenStream, assemble, mix64, span_hits
 
 _TOKEN_SALT = U64(0xD6E8FEB86659FD93)
 
@@ -23,6 +23,7 @@ def token_stream(
     hashes: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     pii: list[np.ndarray] = []
+    hits: list[SpanHits] = []
     for begin in range(0, len(docs), batch):
         chunk = docs[begin : begin + batch]
         encoding = tokenizer(  # type: ignore[operator]
@@ -43,7 +44,22 @@ def token_stream(
             pii.extend(
                 _token_pii(d, o) for d, o in zip(chunk, encoding["offset_mapping"], strict=True)
             )
-    return assemble(hashes, counts, pii if with_pii else None)
+            hits.append(_token_hits(chunk, encoding["offset_mapping"]))
+    return assemble(hashes, counts, pii if with_pii else None, hits if with_pii else None)
+
+
+def _token_hits(docs: Sequence[Document], offsets: Sequence[Sequence[tuple[int, int]]]) -> SpanHits:
+    """Which span each token of a batch overlaps, on the batch's joined character offsets."""
+    tokens: list[np.ndarray] = [np.zeros((0, 2), dtype=np.int64)]
+    spans: list[tuple[int, int]] = []
+    base = 0
+    for doc, doc_offsets in zip(docs, offsets, strict=True):
+        tokens.append(np.asarray(doc_offsets, dtype=np.int64).reshape(-1, 2) + base)
+        spans.extend((base + s.start, base + s.end) for s in doc.spans)
+        base += len(doc.text) + 1
+    joined = np.concatenate(tokens)
+    bounds = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    return span_hits(joined[:, 0], joined[:, 1], bounds[:, 0], bounds[:, 1])
 
 
 def _token_pii(doc: Document, offsets: Sequence[tuple[int, int]]) -> np.ndarray:

@@ -54,12 +54,17 @@ class _PlainText:
 class TokenStream:
     """Every token of a corpus, concatenated; ``doc_offsets[d]:doc_offsets[d+1]`` is doc d.
 
-    ``in_pii`` (real corpora only) marks tokens that overlap a gold PII span.
+    ``in_pii`` (real corpora only) marks tokens that overlap a gold PII span; ``pii_span``
+    names that span (numbered within the stream, -1 for none) and ``pii_chars`` counts the
+    characters of it the token holds. Spans are assumed not to overlap (a corpus's are
+    checked); where they do, a token counts towards the last span that starts before its end.
     """
 
     hashes: np.ndarray
     doc_offsets: np.ndarray
     in_pii: np.ndarray | None = None
+    pii_span: np.ndarray | None = None
+    pii_chars: np.ndarray | None = None
 
     @property
     def n_docs(self) -> int:
@@ -79,6 +84,48 @@ class TokenStream:
 
     def doc_tokens(self, doc: int) -> np.ndarray:
         return self.hashes[self.doc_offsets[doc] : self.doc_offsets[doc + 1]]
+
+    @functools.cached_property
+    def span_chars(self) -> np.ndarray:
+        """Characters of each span held by the stream's tokens (its whole, in this unit)."""
+        if self.pii_span is None or self.pii_chars is None:
+            return np.zeros(0, dtype=np.int64)
+        held = self.pii_span >= 0
+        total = np.bincount(self.pii_span[held], weights=self.pii_chars[held])
+        return total.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class SpanHits:
+    """For every token of a chunk: the gold span it overlaps (chunk-local number, -1 for none)
+    and how many of that span's characters it holds."""
+
+    span: np.ndarray
+    chars: np.ndarray
+    n_spans: int
+
+
+def span_hits(
+    token_lo: np.ndarray,
+    token_hi: np.ndarray,
+    span_lo: np.ndarray,
+    span_hi: np.ndarray,
+    char_prefix: np.ndarray | None = None,
+) -> SpanHits:
+    """Match tokens ``[token_lo, token_hi)`` with sorted, non-overlapping spans
+    ``[span_lo, span_hi)`` (same offsets); ``char_prefix[i]`` counts characters before offset
+    i when offsets are bytes (``None``: offsets are characters)."""
+    k = np.searchsorted(span_lo, token_hi, side="left") - 1
+    safe = np.maximum(k, 0)
+    lo = np.maximum(token_lo, span_lo[safe]) if len(span_lo) else token_lo
+    hi = np.minimum(token_hi, span_hi[safe]) if len(span_lo) else token_lo
+    hit = (k >= 0) & (hi > lo)
+    width = hi - lo if char_prefix is None else char_prefix[hi] - char_prefix[np.minimum(lo, hi)]
+    return SpanHits(
+        span=np.where(hit, k, -1).astype(np.int32),
+        chars=np.where(hit, width, 0).astype(np.int32),
+        n_spans=len(span_lo),
+    )
 
 
 def lower_keep_length(text: str) -> str:
@@ -193,9 +240,11 @@ def _pii_bytes(
     encoded: list[bytes],
     starts: np.ndarray,
     size: int,
-) -> np.ndarray:
-    """Prefix count of bytes covered by a gold span, over the joined chunk."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Prefix count of bytes covered by a gold span, over the joined chunk, and the spans'
+    byte ranges in it (in order)."""
     edges = np.zeros(size + 1, dtype=np.int32)
+    ranges: list[tuple[int, int]] = []
     for doc, text, raw, base in zip(docs, lowered, encoded, starts, strict=True):
         if not doc.spans:
             continue
@@ -208,8 +257,10 @@ def _pii_bytes(
             )
             edges[base + lo] += 1
             edges[base + hi] -= 1
+            ranges.append((int(base + lo), int(base + hi)))
     covered = np.cumsum(edges[:size]) > 0
-    return np.concatenate([[0], np.cumsum(covered, dtype=np.int64)])
+    bounds = np.asarray(ranges, dtype=np.int64).reshape(-1, 2)
+    return np.concatenate([[0], np.cumsum(covered, dtype=np.int64)]), bounds[:, 0], bounds[:, 1]
 
 
 def chunked(docs: Sequence[HasText], limit: int) -> Iterator[Sequence[HasText]]:
@@ -235,6 +286,7 @@ def word_stream(
     hashes: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     pii: list[np.ndarray] = []
+    hits: list[SpanHits] = []
     for chunk in chunked(docs, chunk_chars):
         lowered = [lower_keep_length(d.text) for d in chunk]
         encoded = [t.encode("utf-8", "surrogatepass") for t in lowered]
@@ -246,23 +298,41 @@ def word_stream(
         owner = np.searchsorted(doc_starts, starts, side="right") - 1
         counts.append(np.bincount(owner, minlength=len(chunk)))
         if with_pii:
-            covered = _pii_bytes(chunk, lowered, encoded, doc_starts, len(data))
+            covered, span_lo, span_hi = _pii_bytes(chunk, lowered, encoded, doc_starts, len(data))
             pii.append(covered[ends] - covered[starts] > 0)
-    return assemble(hashes, counts, pii if with_pii else None)
+            leads = np.concatenate([[0], np.cumsum((data & 0xC0) != 0x80, dtype=np.int64)])
+            hits.append(span_hits(starts, ends, span_lo, span_hi, leads))
+    return assemble(hashes, counts, pii if with_pii else None, hits if with_pii else None)
+
+
+def _joined_hits(hits: Sequence[SpanHits]) -> tuple[np.ndarray, np.ndarray]:
+    """One numbering of the spans of consecutive chunks; their tokens' hits concatenated."""
+    spans, chars, base = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)], 0
+    for part in hits:
+        spans.append(np.where(part.span >= 0, part.span + base, -1).astype(np.int32))
+        chars.append(part.chars)
+        base += part.n_spans
+    return np.concatenate(spans), np.concatenate(chars)
 
 
 def assemble(
-    hashes: list[np.ndarray], counts: list[np.ndarray], pii: list[np.ndarray] | None
+    hashes: list[np.ndarray],
+    counts: list[np.ndarray],
+    pii: list[np.ndarray] | None,
+    hits: list[SpanHits] | None = None,
 ) -> TokenStream:
     offsets = np.zeros(sum(len(c) for c in counts) + 1, dtype=np.int64)
     if counts:
         np.cumsum(np.concatenate(counts), out=offsets[1:])
+    pii_span, pii_chars = _joined_hits(hits) if hits is not None else (None, None)
     return TokenStream(
         hashes=np.concatenate(hashes) if hashes else np.zeros(0, dtype=U64),
         doc_offsets=offsets,
         in_pii=(np.concatenate(pii) if pii else np.zeros(0, dtype=bool))
         if pii is not None
         else None,
+        pii_span=pii_span,
+        pii_chars=pii_chars,
     )
 
 
@@ -274,10 +344,19 @@ def concat_streams(parts: Sequence[TokenStream]) -> TokenStream:
     for part in parts[1:]:
         offsets.append(part.doc_offsets[1:] + offsets[-1][-1])
     pii = [p.in_pii for p in parts]
+    hits = None
+    if all(p.pii_span is not None and p.pii_chars is not None for p in parts):
+        hits = [
+            SpanHits(p.pii_span, p.pii_chars, int(p.pii_span.max(initial=-1)) + 1)  # type: ignore[arg-type,union-attr]
+            for p in parts
+        ]
+    pii_span, pii_chars = _joined_hits(hits) if hits is not None else (None, None)
     return TokenStream(
         hashes=np.concatenate([p.hashes for p in parts]),
         doc_offsets=np.concatenate(offsets),
         in_pii=None if any(x is None for x in pii) else np.concatenate(pii),  # type: ignore[arg-type]
+        pii_span=pii_span,
+        pii_chars=pii_chars,
     )
 
 

@@ -52,7 +52,7 @@ def test_failing_report_names_the_failing_rules(tmp_path: Path) -> None:
     with pytest.raises(ExportRefusedError) as error:
         require_passing_audit(tmp_path / AUDITED_CORPUS, tmp_path / "audit.json")
     assert "exact_duplicates_of_real" in str(error.value)
-    assert "sensitive_10gram_recall_words" in str(error.value)
+    assert "identifying_10gram_recall_words" in str(error.value)
     assert error.value.exit_code == 4
 
 

@@ -140,3 +140,45 @@ def test_nearest_real_ranks_the_copied_document_first() -> None:
     ids, scores = nearest_real(build_bm25(word_stream(real)), word_stream(synth), k=2)
     assert ids[0, 0] == 1
     assert scores[0, 0] > scores[0, 1] >= 0
+
+
+@st.composite
+def named_documents(draw: st.DrawFn, prefix: str, max_docs: int = 4) -> list[Document]:
+    """Documents whose spans cover one to three whole words (at most two spans each)."""
+    docs = []
+    for i in range(draw(st.integers(1, max_docs))):
+        words: list[str] = draw(st.lists(WORDS, min_size=1, max_size=16))
+        starts = [sum(len(w) + 1 for w in words[:k]) for k in range(len(words) + 1)]
+        spans, k = [], draw(st.integers(0, len(words) - 1))
+        while k < len(words) and len(spans) < 2 and draw(st.booleans()):
+            last = min(len(words), k + draw(st.integers(1, 3)))
+            spans.append(Span(start=starts[k], end=starts[last] - 1, label="NOMBRE"))
+            k = last + draw(st.integers(1, 3))
+        docs.append(Document(id=f"{prefix}{i}", text=" ".join(words), spans=tuple(spans)))
+    return docs
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(
+    named_documents("r"),
+    named_documents("s"),
+    st.sampled_from([1, 2, 3, 5]),
+    st.sampled_from([0.0, 0.2, 0.5, 0.75, 1.0]),
+)
+def test_identifying_ngrams_equal_the_span_share_reference(
+    real: list[Document], others: list[Document], n: int, share: float
+) -> None:
+    from site_agent.audit.grams import identifying_columns
+    from site_agent.audit.ngram_recall import docs_with_sensitive_ngrams
+
+    # the synthetic side copies every real note's words too, so every real n-gram is looked up
+    synth = [*others, *(Document(id=f"c{d.id}", text=d.text) for d in real)]
+    stream = word_stream(real, with_pii=True)
+    table = build_gram_table(stream, word_stream(synth), n)
+    flagged = docs_with_sensitive_ngrams(table, identifying_columns(table, stream, share))
+    if share > 0:
+        wanted = reference.identifying_ngrams(real, n, share)
+    else:
+        wanted = reference.real_ngram_sets(real, n)[1]
+    expected = [bool(wanted & set(reference.ngrams(reference.words(d.text), n))) for d in synth]
+    assert flagged.tolist() == expected

@@ -48,11 +48,38 @@ def test_audit_reports_token_ngram_recall(tokenizer_dir: Path, tmp_path: Path) -
     tokens = report.measures["ngram_recall"]["before"]["tokens"]
     assert set(tokens) == {"3", "5", "10"}
     assert tokens["10"]["sensitive_recall"] > 0
-    assert report.measures["ngram_recall"]["after"]["tokens"]["10"]["sensitive_recall"] == 0
-    assert "sensitive_10gram_recall_tokens" in {r.name for r in report.rules}
+    assert tokens["10"]["identifying_recall"] > 0
+    assert report.measures["ngram_recall"]["after"]["tokens"]["10"]["identifying_recall"] == 0
+    assert "identifying_10gram_recall_tokens" in {r.name for r in report.rules}
     assert report.passed
 
 
 def test_missing_tokenizer_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot load a tokenizer"):
         load_tokenizer(tmp_path / "absent")
+
+
+def test_token_span_shares_equal_the_reference(tokenizer_dir: Path) -> None:
+    from site_agent.audit import reference
+    from site_agent.audit.grams import build_gram_table, identifying_columns
+    from site_agent.audit.ngram_recall import docs_with_sensitive_ngrams
+
+    tokenizer = load_tokenizer(tokenizer_dir)
+
+    def tokens_of(text: str) -> list[tuple[str, int, int]]:
+        encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        pairs = zip(encoding["input_ids"], encoding["offset_mapping"], strict=True)
+        return [(str(i), s, e) for i, (s, e) in pairs]
+
+    real = REAL.documents
+    synth = [Document(id=f"c{d.id}", text=d.text[k:]) for d in real for k in (0, 7)]
+    stream = token_stream(real, tokenizer, with_pii=True)
+    table = build_gram_table(stream, token_stream(synth, tokenizer), 5)
+    for share in (0.3, 0.5, 1.0):
+        flagged = docs_with_sensitive_ngrams(table, identifying_columns(table, stream, share))
+        wanted = reference.identifying_ngrams(real, 5, share, tokens_of)
+        expected = [
+            bool(wanted & set(reference.ngrams([w for w, _, _ in tokens_of(d.text)], 5)))
+            for d in synth
+        ]
+        assert flagged.tolist() == expected, share
