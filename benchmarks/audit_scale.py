@@ -14,6 +14,11 @@ Measured on the shared 2-core development box at full scale (load ~3-6 from othe
 run_audit 39.1 s wall, 38.0 s CPU, peak RSS 2.6 GB with one thread (two threads gave no
 gain there and 3.0 GB), of which the PII echo (Aho-Corasick over the rewritten text) 7.8 s;
 the naive all-pairs ROUGE-5 would take ~360 hours (~33,000x).
+
+Counting identifying n-grams (the share of an identifier each holds) for the filter and the
+gate, measured back to back with the commit before it on the same cache, a LoRA run sharing
+the cores: 57.3 s wall, 47.3 s CPU against 51.3 s and 46.6 s; peak RSS 2.89 GB both; the same
+81,180 notes kept.
 """
 
 from __future__ import annotations
