@@ -166,6 +166,8 @@ def window_shares(stream: TokenStream, starts: np.ndarray, n: int) -> np.ndarray
         raise ValueError("window_shares needs a real stream (with_pii=True)")
     totals = stream.span_chars
     best = np.zeros(len(starts), dtype=np.float64)
+    if not len(totals):  # no token holds a span
+        return best
     for begin in range(0, len(starts), _SLICE // max(n, 1)):
         index = starts[begin : begin + _SLICE // max(n, 1), None] + np.arange(n)
         span = stream.pii_span[index]

@@ -53,3 +53,12 @@ def test_ngrams_never_cross_documents() -> None:
     assert np.concatenate([p.docs for p in pieces]).tolist() == [0, 1, 1]
     expected = np.concatenate([ngrams_of(stream.doc_tokens(d), 2) for d in range(2)])
     assert np.concatenate([p.hashes for p in pieces]).tolist() == expected.tolist()
+
+
+def test_spans_without_tokens_give_zero_shares() -> None:
+    from site_agent.audit.grams import window_shares
+
+    doc = Document(id="d", text="uno dos ... tres", spans=(Span(start=8, end=11, label="X"),))
+    stream = word_stream([doc], with_pii=True)
+    assert stream.in_pii is not None and not stream.in_pii.any()
+    assert window_shares(stream, np.array([0, 1]), 2).tolist() == [0.0, 0.0]
