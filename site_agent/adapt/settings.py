@@ -35,11 +35,12 @@ class AdaptSettings(ProtocolModel):
     )
     weight_decay: float = Field(0.1, ge=0.0, description="AdamW weight decay")
     learning_rate: float = Field(1e-4, gt=0.0, description="peak learning rate")
-    token_learning_rate: float | None = Field(
-        None,
+    token_learning_rate: float = Field(
+        1e-3,
         gt=0.0,
         description="peak learning rate of the embedding rows added for the generation "
-        "mode's tags or placeholders; unset: learning_rate",
+        "mode's tags or placeholders (at 1e-4 they barely move in a short run; set it to "
+        "learning_rate for the rate before 2026-11-25)",
     )
     lr_scheduler: Literal["linear", "cosine", "constant"] = Field(
         "linear", description="learning-rate schedule after warm-up"

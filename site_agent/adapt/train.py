@@ -102,7 +102,7 @@ def _optimiser(model: Any, settings: AdaptSettings, total_steps: int) -> tuple[A
     import torch
     from transformers import get_scheduler
 
-    rows_lr = settings.token_learning_rate or settings.learning_rate
+    rows_lr = settings.token_learning_rate
     groups = []
     for is_rows in (False, True):
         params = [
