@@ -18,7 +18,8 @@ the naive all-pairs ROUGE-5 would take ~360 hours (~33,000x).
 Counting identifying n-grams (the share of an identifier each holds) for the filter and the
 gate, measured back to back with the commit before it on the same cache, a LoRA run sharing
 the cores: 57.3 s wall, 47.3 s CPU against 51.3 s and 46.6 s; peak RSS 2.89 GB both; the same
-81,180 notes kept.
+81,180 notes kept. After in_pii was derived from the span numbering (one pass over the
+spans instead of two), on an idle machine: 41.4 s wall, 41.3 s CPU, 2.89 GB, 81,180 kept.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ def token_stream(
     """Hash the ids of a Hugging Face fast tokenizer (no special tokens) for every document."""
     hashes: list[np.ndarray] = []
     counts: list[np.ndarray] = []
-    pii: list[np.ndarray] = []
     hits: list[SpanHits] = []
     for begin in range(0, len(docs), batch):
         chunk = docs[begin : begin + batch]
@@ -41,11 +40,8 @@ def token_stream(
         hashes.append(mix64(flat.astype(U64) + _TOKEN_SALT))
         counts.append(lengths)
         if with_pii:
-            pii.extend(
-                _token_pii(d, o) for d, o in zip(chunk, encoding["offset_mapping"], strict=True)
-            )
             hits.append(_token_hits(chunk, encoding["offset_mapping"]))
-    return assemble(hashes, counts, pii if with_pii else None, hits if with_pii else None)
+    return assemble(hashes, counts, hits if with_pii else None)
 
 
 def _token_hits(docs: Sequence[Document], offsets: Sequence[Sequence[tuple[int, int]]]) -> SpanHits:
@@ -60,13 +56,3 @@ def _token_hits(docs: Sequence[Document], offsets: Sequence[Sequence[tuple[int, 
     joined = np.concatenate(tokens)
     bounds = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
     return span_hits(joined[:, 0], joined[:, 1], bounds[:, 0], bounds[:, 1])
-
-
-def _token_pii(doc: Document, offsets: Sequence[tuple[int, int]]) -> np.ndarray:
-    edges = np.zeros(len(doc.text) + 1, dtype=np.int32)
-    for span in doc.spans:
-        edges[span.start] += 1
-        edges[span.end] -= 1
-    covered = np.concatenate([[0], np.cumsum(np.cumsum(edges[:-1]) > 0)])
-    spans = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
-    return covered[spans[:, 1]] - covered[spans[:, 0]] > 0

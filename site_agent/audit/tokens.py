@@ -54,15 +54,15 @@ class _PlainText:
 class TokenStream:
     """Every token of a corpus, concatenated; ``doc_offsets[d]:doc_offsets[d+1]`` is doc d.
 
-    ``in_pii`` (real corpora only) marks tokens that overlap a gold PII span; ``pii_span``
-    names that span (numbered within the stream, -1 for none) and ``pii_chars`` counts the
-    characters of it the token holds. Spans are assumed not to overlap (a corpus's are
-    checked); where they do, a token counts towards the last span that starts before its end.
+    Real corpora only: ``pii_span`` names the gold PII span each token overlaps (numbered
+    within the stream, -1 for none) and ``pii_chars`` counts the characters of it the token
+    holds; ``in_pii`` marks the tokens with a span. Spans are assumed not to overlap (a
+    Document's are checked); where they do, a token counts towards the last span that starts
+    before its end.
     """
 
     hashes: np.ndarray
     doc_offsets: np.ndarray
-    in_pii: np.ndarray | None = None
     pii_span: np.ndarray | None = None
     pii_chars: np.ndarray | None = None
 
@@ -84,6 +84,11 @@ class TokenStream:
 
     def doc_tokens(self, doc: int) -> np.ndarray:
         return self.hashes[self.doc_offsets[doc] : self.doc_offsets[doc + 1]]
+
+    @functools.cached_property
+    def in_pii(self) -> np.ndarray | None:
+        """Tokens that overlap a gold PII span (``None`` for a stream without spans)."""
+        return None if self.pii_span is None else self.pii_span >= 0
 
     @functools.cached_property
     def span_chars(self) -> np.ndarray:
@@ -234,16 +239,13 @@ def _char_to_byte(text: str, encoded: bytes) -> np.ndarray | None:
     return np.concatenate([[0], np.cumsum(width)])
 
 
-def _pii_bytes(
+def _span_bytes(
     docs: Sequence[HasText],
     lowered: list[str],
     encoded: list[bytes],
     starts: np.ndarray,
-    size: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Prefix count of bytes covered by a gold span, over the joined chunk, and the spans'
-    byte ranges in it (in order)."""
-    edges = np.zeros(size + 1, dtype=np.int32)
+) -> tuple[np.ndarray, np.ndarray]:
+    """The gold spans' byte ranges in the joined chunk (in order): starts and ends."""
     ranges: list[tuple[int, int]] = []
     for doc, text, raw, base in zip(docs, lowered, encoded, starts, strict=True):
         if not doc.spans:
@@ -255,12 +257,9 @@ def _pii_bytes(
                 if to_byte is None
                 else (to_byte[span.start], to_byte[span.end])
             )
-            edges[base + lo] += 1
-            edges[base + hi] -= 1
             ranges.append((int(base + lo), int(base + hi)))
-    covered = np.cumsum(edges[:size]) > 0
     bounds = np.asarray(ranges, dtype=np.int64).reshape(-1, 2)
-    return np.concatenate([[0], np.cumsum(covered, dtype=np.int64)]), bounds[:, 0], bounds[:, 1]
+    return bounds[:, 0], bounds[:, 1]
 
 
 def chunked(docs: Sequence[HasText], limit: int) -> Iterator[Sequence[HasText]]:
@@ -285,7 +284,6 @@ def word_stream(
     """Hash every word of ``docs`` (see the module docstring for what a word is)."""
     hashes: list[np.ndarray] = []
     counts: list[np.ndarray] = []
-    pii: list[np.ndarray] = []
     hits: list[SpanHits] = []
     for chunk in chunked(docs, chunk_chars):
         lowered = [lower_keep_length(d.text) for d in chunk]
@@ -298,11 +296,10 @@ def word_stream(
         owner = np.searchsorted(doc_starts, starts, side="right") - 1
         counts.append(np.bincount(owner, minlength=len(chunk)))
         if with_pii:
-            covered, span_lo, span_hi = _pii_bytes(chunk, lowered, encoded, doc_starts, len(data))
-            pii.append(covered[ends] - covered[starts] > 0)
+            span_lo, span_hi = _span_bytes(chunk, lowered, encoded, doc_starts)
             leads = np.concatenate([[0], np.cumsum((data & 0xC0) != 0x80, dtype=np.int64)])
             hits.append(span_hits(starts, ends, span_lo, span_hi, leads))
-    return assemble(hashes, counts, pii if with_pii else None, hits if with_pii else None)
+    return assemble(hashes, counts, hits if with_pii else None)
 
 
 def _joined_hits(hits: Sequence[SpanHits]) -> tuple[np.ndarray, np.ndarray]:
@@ -318,7 +315,6 @@ def _joined_hits(hits: Sequence[SpanHits]) -> tuple[np.ndarray, np.ndarray]:
 def assemble(
     hashes: list[np.ndarray],
     counts: list[np.ndarray],
-    pii: list[np.ndarray] | None,
     hits: list[SpanHits] | None = None,
 ) -> TokenStream:
     offsets = np.zeros(sum(len(c) for c in counts) + 1, dtype=np.int64)
@@ -328,9 +324,6 @@ def assemble(
     return TokenStream(
         hashes=np.concatenate(hashes) if hashes else np.zeros(0, dtype=U64),
         doc_offsets=offsets,
-        in_pii=(np.concatenate(pii) if pii else np.zeros(0, dtype=bool))
-        if pii is not None
-        else None,
         pii_span=pii_span,
         pii_chars=pii_chars,
     )
@@ -343,7 +336,6 @@ def concat_streams(parts: Sequence[TokenStream]) -> TokenStream:
     offsets = [parts[0].doc_offsets]
     for part in parts[1:]:
         offsets.append(part.doc_offsets[1:] + offsets[-1][-1])
-    pii = [p.in_pii for p in parts]
     hits = None
     if all(p.pii_span is not None and p.pii_chars is not None for p in parts):
         hits = [
@@ -354,7 +346,6 @@ def concat_streams(parts: Sequence[TokenStream]) -> TokenStream:
     return TokenStream(
         hashes=np.concatenate([p.hashes for p in parts]),
         doc_offsets=np.concatenate(offsets),
-        in_pii=None if any(x is None for x in pii) else np.concatenate(pii),  # type: ignore[arg-type]
         pii_span=pii_span,
         pii_chars=pii_chars,
     )
