@@ -168,8 +168,9 @@ def window_shares(stream: TokenStream, starts: np.ndarray, n: int) -> np.ndarray
     best = np.zeros(len(starts), dtype=np.float64)
     if not len(totals):  # no token holds a span
         return best
-    for begin in range(0, len(starts), _SLICE // max(n, 1)):
-        index = starts[begin : begin + _SLICE // max(n, 1), None] + np.arange(n)
+    rows = _SLICE // max(n, 1)
+    for begin in range(0, len(starts), rows):
+        index = starts[begin : begin + rows, None] + np.arange(n)
         span = stream.pii_span[index]
         run = stream.pii_chars[index].astype(np.int64)
         for j in range(1, n):  # characters of the span so far, along each window

@@ -45,11 +45,11 @@ def recall_figures(
     return figures
 
 
-def docs_with_sensitive_ngrams(table: GramTable, columns: np.ndarray | None = None) -> np.ndarray:
-    """Synthetic documents that contain at least one n-gram of R* (or of ``columns``)."""
-    wanted = table.sensitive if columns is None else columns
+def docs_with_sensitive_ngrams(table: GramTable, columns: np.ndarray) -> np.ndarray:
+    """Synthetic documents that contain at least one of the real n-grams ``columns`` marks
+    (``table.sensitive``: R*; :func:`identifying_columns`: what the filter counts)."""
     flagged = np.zeros(table.n_synth, dtype=bool)
-    flagged[table.synth_docs[wanted[table.synth_cols]]] = True
+    flagged[table.synth_docs[columns[table.synth_cols]]] = True
     return flagged
 
 
