@@ -102,7 +102,6 @@ def _optimiser(model: Any, settings: AdaptSettings, total_steps: int) -> tuple[A
     import torch
     from transformers import get_scheduler
 
-    rows_lr = settings.token_learning_rate
     groups = []
     for is_rows in (False, True):
         params = [
@@ -110,7 +109,8 @@ def _optimiser(model: Any, settings: AdaptSettings, total_steps: int) -> tuple[A
             if p.requires_grad and (TOKEN_ROWS in name) == is_rows
         ]  # fmt: skip
         if params:
-            groups.append({"params": params, "lr": rows_lr if is_rows else settings.learning_rate})
+            lr = settings.token_learning_rate if is_rows else settings.learning_rate
+            groups.append({"params": params, "lr": lr})
     optimizer = torch.optim.AdamW(
         groups, lr=settings.learning_rate, weight_decay=settings.weight_decay
     )
