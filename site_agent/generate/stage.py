@@ -11,7 +11,7 @@ notes whose tags are the spans, or filled templates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,9 @@ from rich.progress import Progress
 
 from protocol import Corpus
 from shared.corpus_io import read_corpus, write_corpus
+from site_agent.audit.identifying import IdentifyingIndex
 from site_agent.audit.membership_canaries import is_membership_canary
+from site_agent.audit.policy import FilterSettings
 from site_agent.config import SiteConfig
 from site_agent.generate.modes import Labelled, SeedNotes, mode_for
 from site_agent.generate.plan import plan_for_model
@@ -66,19 +68,44 @@ def forbidden_surfaces(train: Corpus, inputs: Mapping[str, Path]) -> tuple[str, 
     return tuple(sorted(seen.union(known["originals"], known["surrogates"])))
 
 
+def identifying_index(
+    inputs: Mapping[str, Path], filters: FilterSettings, base_model: str
+) -> Callable[[], IdentifyingIndex]:
+    """The real training notes' identifying n-grams, in words and the generator's tokens, as
+    the audit's sensitive n-gram filter counts them; built when a mode asks (the template
+    filler), never shown to the generator."""
+
+    def build() -> IdentifyingIndex:
+        from site_agent.models import resolve_model
+
+        real = read_corpus(inputs["split.train"]).documents  # what the audit compares with
+        tokenizer = str(resolve_model(base_model, allow_fetch=True))
+        return IdentifyingIndex.build(real, filters, tokenizer)
+
+    return build
+
+
 def _settings(config: SiteConfig) -> dict[str, Any]:
+    filters = config.audit.policy.filters
     return {
         "generation": config.generation,
         "surrogates": config.pseudonymise,
         "base_model": config.adapt.base_model,
         "device": config.device,
+        # the filler avoids what this filter would drop (template mode)
+        "identifying_ngrams": (filters.sensitive_ngram_n, filters.sensitive_ngram_min_share),
     }
 
 
 def _run(ctx: StageContext) -> StageOutput:
     config = ctx.config
     train = read_corpus(ctx.inputs["pseudonymise.train"])
-    seeds = SeedNotes(train, config.pseudonymise, forbidden_surfaces(train, ctx.inputs))
+    seeds = SeedNotes(
+        train,
+        config.pseudonymise,
+        forbidden_surfaces(train, ctx.inputs),
+        identifying_index(ctx.inputs, config.audit.policy.filters, config.adapt.base_model),
+    )
     labelled, prompts = run(
         ctx.inputs["adapt.adapter"],
         read_corpus(ctx.inputs["split.validation"]),
@@ -104,6 +131,7 @@ STAGE = Stage(
         "split.validation",
         "pseudonymise.train",
         "pseudonymise.surrogates",
+        "split.train",
     ),
     description="sample synthetic notes",
 )

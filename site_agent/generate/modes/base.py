@@ -9,10 +9,12 @@ annotate stage keeps the spans the mode read).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from protocol import Corpus, Document
+from site_agent.audit.identifying import IdentifyingIndex
 from site_agent.generate.settings import GenerationSettings
 from site_agent.pseudonymise import PseudonymiseSettings
 
@@ -23,12 +25,15 @@ SpanSource = Literal["annotator", "generator"]
 class SeedNotes:
     """What a mode may read besides the generated notes: the pseudonymised training notes the
     generator was adapted on (labels, surrogate shapes, texts to deduplicate against), the
-    site's surrogate settings (locale), and the identifier surfaces a filler must not write
-    (the real training notes' gold strings and the pseudonymised copy's surrogates)."""
+    site's surrogate settings (locale), the identifier surfaces a filler must not write
+    (the real training notes' gold strings and the pseudonymised copy's surrogates), and the
+    real notes' identifying n-grams a filler should not reproduce (the audit's sensitive
+    n-gram filter; ``None``: not checked). Nothing here reaches the generator."""
 
     train: Corpus
     surrogates: PseudonymiseSettings = field(default_factory=PseudonymiseSettings)
     forbidden: tuple[str, ...] = ()
+    identifying: Callable[[], IdentifyingIndex] | None = None
 
     @property
     def labels(self) -> frozenset[str]:

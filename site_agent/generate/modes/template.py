@@ -61,7 +61,15 @@ class TemplateOnly:
     def label(self, generated: Corpus, seeds: SeedNotes, settings: GenerationSettings) -> Labelled:
         pool = shape_pool(seeds.train)
         accepted, refused = validated(generated, frozenset(pool))
-        filled = fill_templates(accepted, pool, seeds.surrogates, settings.seed, seeds.forbidden)
+        identifying = seeds.identifying() if seeds.identifying is not None else None
+        filled = fill_templates(
+            accepted,
+            pool,
+            seeds.surrogates,
+            settings.seed,
+            seeds.forbidden,
+            identifying=identifying,
+        )
         meta = {d.id: d.meta for d in generated.documents}
         notes = [n.document.model_copy(update={"meta": meta[n.document.id]}) for n in filled]
         seed_texts = [d.text for d in seeds.train.documents]
@@ -72,6 +80,8 @@ class TemplateOnly:
             "refused_documents": refused,
             "refilled_for_collision": sum(1 for n in filled if n.attempts > 1),
             "collisions_left": sum(n.collisions for n in filled),
+            "identifying_ngrams_left": sum(n.identifying_ngrams for n in filled),
+            "documents_with_identifying_ngrams": sum(1 for n in filled if n.identifying_ngrams),
             "exact_duplicates": unique.exact,
             "near_duplicates": unique.near,
             "dropped_for_pii_mix": len(unique.kept) - len(kept),

@@ -12,6 +12,7 @@ from site_agent.audit import reference
 from site_agent.audit.bm25 import bm25_scores, build_bm25, nearest_real
 from site_agent.audit.context import AuditContext
 from site_agent.audit.grams import build_gram_table
+from site_agent.audit.identifying import IdentifyingIndex
 from site_agent.audit.nearest_real import measure_nearest_real
 from site_agent.audit.ngram_recall import recall_figures
 from site_agent.audit.policy import AuditPolicy, FilterSettings
@@ -182,3 +183,6 @@ def test_identifying_ngrams_equal_the_span_share_reference(
         wanted = reference.real_ngram_sets(real, n)[1]
     expected = [bool(wanted & set(reference.ngrams(reference.words(d.text), n))) for d in synth]
     assert flagged.tolist() == expected
+    # the index the template filler checks its notes against flags the same notes
+    filters = FilterSettings(sensitive_ngram_n=n, sensitive_ngram_min_share=share)
+    assert (IdentifyingIndex.build(real, filters).hits(synth) > 0).tolist() == expected

@@ -11,6 +11,8 @@ from protocol import Corpus, Document
 from shared.errors import ConfigError
 from site_agent.audit import AuditPolicy, run_audit
 from site_agent.audit.context import load_tokenizer
+from site_agent.audit.identifying import IdentifyingIndex
+from site_agent.audit.policy import FilterSettings
 from site_agent.audit.subword import token_stream
 from tests.tiny_models import tiny_tokenizer
 
@@ -83,3 +85,11 @@ def test_token_span_shares_equal_the_reference(tokenizer_dir: Path) -> None:
             for d in synth
         ]
         assert flagged.tolist() == expected, share
+        # the index the template filler checks its notes against flags the same notes, in
+        # tokens (here) or in words (the index without a tokenizer; oracle-tested apart)
+        filters = FilterSettings(sensitive_ngram_n=5, sensitive_ngram_min_share=share)
+        hits = IdentifyingIndex.build(real, filters, tokenizer).hits(synth) > 0
+        words_only = IdentifyingIndex.build(real, filters).hits(synth) > 0
+        assert hits.tolist() == [
+            e or w for e, w in zip(expected, words_only.tolist(), strict=True)
+        ], share

@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import Corpus, Document, Span
+from site_agent.audit.identifying import IdentifyingIndex
+from site_agent.audit.policy import FilterSettings
 from site_agent.generate.dedup import deduplicate
 from site_agent.generate.fill import FilledNote, fill_templates, shape_pool
 from site_agent.generate.mix import pii_mix
@@ -179,6 +181,29 @@ def test_collisions_left_after_the_last_attempt_are_counted_and_short_surfaces_i
     assert len(age) < 4
     (same, *_) = _filled((age,), attempts=1)
     assert same.collisions == 0
+
+
+def test_a_fill_sharing_an_identifying_real_ngram_is_filled_again_without_it() -> None:
+    first = _filled()
+    # a real note that holds note 0's first fill word for word, its values as gold spans:
+    # every 3-word run over one of them is an identifying n-gram the audit would drop it for
+    real = Document(id="r0", text=first[0].document.text, spans=first[0].document.spans)
+    filters = FilterSettings(sensitive_ngram_n=3, sensitive_ngram_min_share=0.5)
+    index = IdentifyingIndex.build([real], filters)
+    assert index.hits([first[0].document])[0] > 0
+    templates = [(f"syn-{i}-0", read_template(COLLIDING, ALLOWED)) for i in range(6)]
+    settings = PseudonymiseSettings()
+    again = fill_templates(templates, POOL, settings, 13, identifying=index)
+    assert again[0].attempts > 1
+    assert again[0].identifying_ngrams == 0 == index.hits([again[0].document])[0]
+    for before, after in zip(first, again, strict=True):
+        if index.hits([before.document])[0] == 0:  # nothing shared: filled as before
+            assert after.document == before.document and after.attempts == 1
+        assert after.identifying_ngrams == index.hits([after.document])[0]
+    # one attempt: nothing refilled, what is shared is counted for the audit
+    (kept, *_) = fill_templates(templates, POOL, settings, 13, attempts=1, identifying=index)
+    assert kept.document == first[0].document
+    assert kept.identifying_ngrams == index.hits([first[0].document])[0] > 0
 
 
 def test_the_generate_stage_forbids_originals_surrogates_and_training_spans(

@@ -11,6 +11,7 @@ import pytest
 
 from shared.corpus_io import read_corpus
 from shared.signing import generate_signing_key
+from site_agent.audit.identifying import IdentifyingIndex
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.generate.merge import adds_tokens
 from site_agent.generate.tags import TAG
@@ -100,3 +101,24 @@ def test_the_generators_spans_reach_the_audit_unchanged(site: SiteConfig) -> Non
     assert any(d.spans for d in annotated.documents)  # prompts carry tags or placeholders
     for doc in annotated.documents:  # every marker was read (or the note refused)
         assert not TAG.search(doc.text) and "{{" not in doc.text
+
+
+def test_the_template_filler_counts_the_identifying_ngrams_the_audit_would_drop(
+    site: SiteConfig,
+) -> None:
+    if site.generation.mode != "template":
+        pytest.skip("only the template mode fills placeholders")
+    record = read_record(folder_of(site.work_dir, "generate"))
+    assert record is not None
+    left = record.summary["identifying_ngrams_left"]
+    corpus_path = stage_artifact(site.work_dir, "generate", "corpus")
+    real_path = stage_artifact(site.work_dir, "split", "train")
+    assert corpus_path is not None and real_path is not None
+    # the index the stage built: the real split's identifying n-grams, in words and in the
+    # generator's tokens, as the audit policy's filter counts them
+    index = IdentifyingIndex.build(
+        read_corpus(real_path).documents, site.audit.policy.filters, site.adapt.base_model
+    )
+    shared = index.hits(read_corpus(corpus_path).documents)
+    assert int(shared.sum()) <= left  # the corpus keeps some of the filled notes
+    assert record.summary["documents_with_identifying_ngrams"] >= int((shared > 0).sum())

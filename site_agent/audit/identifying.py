@@ -1,0 +1,75 @@
+"""The real corpus's identifying n-grams as an index other notes can be checked against.
+
+The sensitive n-gram filter drops a synthetic note that shares with the real training notes
+an n-gram holding at least ``sensitive_ngram_min_share`` of one identifier (``grams``:
+:func:`~site_agent.audit.grams.identifying_columns`), in words and in the generator's tokens.
+This index holds those n-grams' hashes, so a caller can count, before the audit runs, the
+n-grams it would drop a note for. The template filler uses it: a random date that shares
+day and month with one of the real dates is a chance collision that another draw removes
+(on MEDDOCAN, most of the template notes the audit dropped). The audit itself still decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from protocol import Document
+from site_agent.audit.grams import build_gram_table, identifying_columns, iter_ngrams
+from site_agent.audit.policy import FilterSettings
+from site_agent.audit.subword import token_stream
+from site_agent.audit.tokens import TokenStream, word_stream
+
+
+def _stream(docs: Sequence[Document], tokenizer: Any, with_pii: bool) -> TokenStream:
+    if tokenizer is None:
+        return word_stream(docs, with_pii=with_pii)
+    return token_stream(docs, tokenizer, with_pii=with_pii)
+
+
+@dataclass(frozen=True)
+class IdentifyingIndex:
+    """Per unit (words, and the generator's tokens when a tokenizer is given), the sorted
+    hashes of the real n-grams the sensitive n-gram filter counts."""
+
+    n: int
+    hashes: dict[str, np.ndarray]
+    tokenizer: Any = None
+
+    @classmethod
+    def build(
+        cls, real: Sequence[Document], filters: FilterSettings, tokenizer: Any = None
+    ) -> IdentifyingIndex:
+        """Index ``real`` (gold spans) with the filter's n and share; ``tokenizer``: a loaded
+        fast tokenizer or the generator's folder (None: words only)."""
+        if isinstance(tokenizer, str | Path):
+            from site_agent.audit.context import load_tokenizer
+
+            tokenizer = load_tokenizer(tokenizer)
+        n = filters.sensitive_ngram_n
+        hashes: dict[str, np.ndarray] = {}
+        units = {"words": None} | ({"tokens": tokenizer} if tokenizer is not None else {})
+        for unit, unit_tokenizer in units.items():
+            stream = _stream(real, unit_tokenizer, with_pii=True)
+            table = build_gram_table(stream, _stream([], unit_tokenizer, with_pii=False), n)
+            chosen = identifying_columns(table, stream, filters.sensitive_ngram_min_share)
+            hashes[unit] = table.vocab[chosen]  # the vocabulary is sorted, so is this
+        return cls(n=n, hashes=hashes, tokenizer=tokenizer)
+
+    def hits(self, docs: Sequence[Document]) -> np.ndarray:
+        """Per document, how many of its n-grams (words and tokens, with repetition) are
+        identifying real n-grams: 0 where the filter would not drop it for one."""
+        counts = np.zeros(len(docs), dtype=np.int64)
+        for unit, wanted in self.hashes.items():
+            if not len(wanted) or not len(docs):
+                continue
+            stream = _stream(docs, self.tokenizer if unit == "tokens" else None, False)
+            for piece in iter_ngrams(stream, self.n):
+                where = np.minimum(np.searchsorted(wanted, piece.hashes), len(wanted) - 1)
+                found = wanted[where] == piece.hashes
+                counts += np.bincount(piece.docs[found], minlength=len(docs))
+        return counts
