@@ -122,3 +122,6 @@ def test_the_template_filler_counts_the_identifying_ngrams_the_audit_would_drop(
     shared = index.hits(read_corpus(corpus_path).documents)
     assert int(shared.sum()) <= left  # the corpus keeps some of the filled notes
     assert record.summary["documents_with_identifying_ngrams"] >= int((shared > 0).sum())
+    # and the audit's filter, run on the same notes, flags exactly the notes the index finds
+    audit = json.loads((folder_of(site.work_dir, "audit") / "audit.json").read_text())
+    assert audit["flagged_by_reason"]["sensitive_ngram"] == int((shared > 0).sum())
