@@ -18,11 +18,10 @@ from protocol.audit import CanarySet, MembershipCanarySet
 from shared.errors import ConfigError
 from site_agent.audit.grams import GramTable, build_gram_table, identifying_columns
 from site_agent.audit.policy import AuditPolicy
-from site_agent.audit.subword import token_stream
-from site_agent.audit.tokens import TokenStream, concat_streams, word_stream
+from site_agent.audit.subword import Unit, unit_stream
+from site_agent.audit.tokens import TokenStream, concat_streams
 
 Side = Literal["real", "synthetic"]
-Unit = Literal["words", "tokens"]
 ExtraSurface = str | tuple[str, str]
 _BASE_N = 3  # longer n-grams are only looked up where all their 3-gram windows matched
 
@@ -89,9 +88,8 @@ class AuditContext:
         return self.real if side == "real" else self.synthetic
 
     def _tokenise(self, side: Side, unit: Unit, docs: Sequence[Document]) -> TokenStream:
-        if unit == "words":
-            return word_stream(docs, with_pii=side == "real")
-        return token_stream(docs, self.tokenizer, with_pii=side == "real")
+        tokenizer = self.tokenizer if unit == "tokens" else None
+        return unit_stream(docs, unit, tokenizer, with_pii=side == "real")
 
     def stream(self, side: Side, unit: Unit = "words") -> TokenStream:
         key = (side, unit)

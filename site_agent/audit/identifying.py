@@ -21,14 +21,7 @@ import numpy as np
 from protocol import Document
 from site_agent.audit.grams import build_gram_table, identifying_columns, iter_ngrams
 from site_agent.audit.policy import FilterSettings
-from site_agent.audit.subword import token_stream
-from site_agent.audit.tokens import TokenStream, word_stream
-
-
-def _stream(docs: Sequence[Document], tokenizer: Any, with_pii: bool) -> TokenStream:
-    if tokenizer is None:
-        return word_stream(docs, with_pii=with_pii)
-    return token_stream(docs, tokenizer, with_pii=with_pii)
+from site_agent.audit.subword import Unit, unit_stream
 
 
 @dataclass(frozen=True)
@@ -37,7 +30,7 @@ class IdentifyingIndex:
     hashes of the real n-grams the sensitive n-gram filter counts."""
 
     n: int
-    hashes: dict[str, np.ndarray]
+    hashes: dict[Unit, np.ndarray]
     tokenizer: Any = None
 
     @classmethod
@@ -51,11 +44,11 @@ class IdentifyingIndex:
 
             tokenizer = load_tokenizer(tokenizer)
         n = filters.sensitive_ngram_n
-        hashes: dict[str, np.ndarray] = {}
-        units = {"words": None} | ({"tokens": tokenizer} if tokenizer is not None else {})
-        for unit, unit_tokenizer in units.items():
-            stream = _stream(real, unit_tokenizer, with_pii=True)
-            table = build_gram_table(stream, _stream([], unit_tokenizer, with_pii=False), n)
+        hashes: dict[Unit, np.ndarray] = {}
+        units: tuple[Unit, ...] = ("words", "tokens") if tokenizer is not None else ("words",)
+        for unit in units:
+            stream = unit_stream(real, unit, tokenizer, with_pii=True)
+            table = build_gram_table(stream, unit_stream([], unit, tokenizer, with_pii=False), n)
             chosen = identifying_columns(table, stream, filters.sensitive_ngram_min_share)
             hashes[unit] = table.vocab[chosen]  # the vocabulary is sorted, so is this
         return cls(n=n, hashes=hashes, tokenizer=tokenizer)
@@ -67,7 +60,7 @@ class IdentifyingIndex:
         for unit, wanted in self.hashes.items():
             if not len(wanted) or not len(docs):
                 continue
-            stream = _stream(docs, self.tokenizer if unit == "tokens" else None, False)
+            stream = unit_stream(docs, unit, self.tokenizer, with_pii=False)
             for piece in iter_ngrams(stream, self.n):
                 where = np.minimum(np.searchsorted(wanted, piece.hashes), len(wanted) - 1)
                 found = wanted[where] == piece.hashes

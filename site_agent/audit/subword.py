@@ -7,11 +7,22 @@ token is marked as PII when its character offsets overlap a gold span.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
 from protocol import Document
-from site_agent.audit.tokens import U64, SpanHits, TokenStream, assemble, mix64, span_hits
+from site_agent.audit.tokens import (
+    U64,
+    SpanHits,
+    TokenStream,
+    assemble,
+    mix64,
+    span_hits,
+    word_stream,
+)
+
+Unit = Literal["words", "tokens"]
 
 _TOKEN_SALT = U64(0xD6E8FEB86659FD93)
 
@@ -42,6 +53,15 @@ def token_stream(
         if with_pii:
             hits.append(_token_hits(chunk, encoding["offset_mapping"]))
     return assemble(hashes, counts, hits if with_pii else None)
+
+
+def unit_stream(
+    docs: Sequence[Document], unit: Unit, tokenizer: object, *, with_pii: bool
+) -> TokenStream:
+    """The stream of ``unit``: words, or the tokens of ``tokenizer`` (unused for words)."""
+    if unit == "words":
+        return word_stream(docs, with_pii=with_pii)
+    return token_stream(docs, tokenizer, with_pii=with_pii)
 
 
 def _token_hits(docs: Sequence[Document], offsets: Sequence[Sequence[tuple[int, int]]]) -> SpanHits:
