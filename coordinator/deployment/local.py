@@ -139,11 +139,14 @@ def run_local_federation(
             cli_env = flower_env(work_dir / "flwr-home" / "cli", app_dir)
             bindings = register_sites(cli_env, settings, work_dir / "flwr-home" / "cli", on_line)
             settings = bind_nodes(settings, bindings)
-        for site in sites:
+        for number, site in enumerate(sites):
             if ca is not None:
                 site.receive_ca(ca)
-            env = flower_env(work_dir / "flwr-home" / site.site_id, app_dir)
-            group.start(f"supernode-{site.site_id}", site.supernode_argv(transport), env)
+            # one FLWR_HOME (and log) per node: two nodes may claim one site id (an impostor),
+            # and two SuperNodes installing the app into one FLWR_HOME race
+            name = f"supernode-{number}-{site.site_id}"
+            env = flower_env(work_dir / "flwr-home" / name, app_dir)
+            group.start(name, site.supernode_argv(transport), env)
         run_settings = settings.model_copy(update={"expected_sites": len(sites)})
         try:
             return run_remote(
