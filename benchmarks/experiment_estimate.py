@@ -2,6 +2,7 @@
 
     python benchmarks/experiment_estimate.py examples/experiments/meddocan.toml
     python benchmarks/experiment_estimate.py FILE.toml --slowdown 6.7   # a busy machine
+    python benchmarks/experiment_estimate.py FILE.toml --measured OUT  # beside a finished run
 
 Counts the work each distinct stage does (stages that runs share are counted once, as the
 content-addressed store computes them once) and prices it with unit costs measured on an idle
@@ -27,6 +28,7 @@ from shared.corpus_io import read_corpus
 from site_agent.config import SiteConfig, SiteConfigError
 from site_agent.experiment import load_experiment, plan_runs
 from site_agent.experiment.runner import Experiment, PlannedRun, corpus_sample
+from site_agent.pipeline.stage import read_record
 
 # e5-small, one training pass over one 128-word chunk at batch 8: the meddocan-core gold
 # annotator, 648 steps of 8 chunks in 536 s (2 cores; the full-corpus benchmark's 544 s per
@@ -56,7 +58,26 @@ def knob(run: PlannedRun, config: SiteConfig, *prefixes: str) -> tuple[Any, ...]
     )
 
 
-def estimate(path: Path, slowdown: float) -> Table:
+def measured(out_dir: Path) -> dict[str, tuple[int, float]]:
+    """Per stage name: the distinct store folders an experiment's runs link to and the seconds
+    their ``stage.json`` records, i.e. what the experiment costs with an empty store, one stage
+    at a time (stages reused from an earlier invocation count with the time they took then)."""
+    folders: dict[Path, str] = {}
+    for link in sorted(out_dir.glob("runs/*/*/work/*")):
+        target = link.resolve()
+        if target.is_dir():
+            folders[target] = link.name.split("-", 1)[-1]
+    totals: dict[str, tuple[int, float]] = {}
+    for folder, stage in folders.items():
+        record = read_record(folder)
+        if record is None or record.status != "completed":
+            continue
+        count, seconds = totals.get(stage, (0, 0.0))
+        totals[stage] = (count + 1, seconds + record.seconds)
+    return totals
+
+
+def estimate(path: Path, slowdown: float, out_dir: Path | None = None) -> Table:
     spec, site_path = load_experiment(path)
     out = Path("/tmp/experiment-estimate")
     experiment = Experiment(spec, site_path, out, Console(stderr=True))
@@ -125,14 +146,27 @@ def estimate(path: Path, slowdown: float) -> Table:
     )
     for column in ("stage", "distinct", "hours (idle 2-core CPU)", f"hours x{slowdown}"):
         table.add_column(column)
-    total = 0.0
-    for stage, items in work.items():
-        seconds = sum(items.values())
+    done = measured(out_dir) if out_dir else {}
+    if out_dir:
+        table.add_column("measured distinct")
+        table.add_column("measured hours")
+    total = measured_total = 0.0
+    for stage in [*work, *sorted(set(done) - set(work))]:
+        seconds = sum(work.get(stage, {}).values())
         total += seconds
-        table.add_row(
-            stage, str(len(items)), f"{seconds / 3600:.2f}", f"{seconds * slowdown / 3600:.2f}"
-        )
-    table.add_row("total", "", f"{total / 3600:.2f}", f"{total * slowdown / 3600:.2f}")
+        row = [
+            stage,
+            str(len(work.get(stage, {}))),
+            f"{seconds / 3600:.2f}",
+            f"{seconds * slowdown / 3600:.2f}",
+        ]
+        if out_dir:
+            count, spent = done.get(stage, (0, 0.0))
+            measured_total += spent
+            row += [str(count), f"{spent / 3600:.2f}"]
+        table.add_row(*row)
+    last = ["total", "", f"{total / 3600:.2f}", f"{total * slowdown / 3600:.2f}"]
+    table.add_row(*last, *(["", f"{measured_total / 3600:.2f}"] if out_dir else []))
     if invalid:
         table.caption = f"{invalid} runs do not validate here; priced without their overrides"
     return table
@@ -142,8 +176,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("spec", type=Path)
     parser.add_argument("--slowdown", type=float, default=1.0, help="busy-machine factor")
+    parser.add_argument(
+        "--measured", type=Path, help="a finished run's --out folder: its stage times beside"
+    )
     args = parser.parse_args()
-    Console().print(estimate(args.spec, args.slowdown))
+    Console().print(estimate(args.spec, args.slowdown, args.measured))
 
 
 if __name__ == "__main__":
