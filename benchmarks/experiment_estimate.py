@@ -18,6 +18,7 @@ import argparse
 import dataclasses
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -58,15 +59,17 @@ def knob(run: PlannedRun, config: SiteConfig, *prefixes: str) -> tuple[Any, ...]
     )
 
 
-def measured(out_dir: Path) -> dict[str, tuple[int, float]]:
-    """Per stage name: the distinct store folders an experiment's runs link to and the seconds
-    their ``stage.json`` records, i.e. what the experiment costs with an empty store, one stage
-    at a time (stages reused from an earlier invocation count with the time they took then)."""
+def measured(out_dir: Path, run_ids: Iterable[str]) -> dict[str, tuple[int, float]]:
+    """Per stage name: the distinct store folders the runs ``run_ids`` of ``out_dir`` link to
+    and the seconds their ``stage.json`` records, i.e. what those runs cost with an empty store,
+    one stage at a time (stages reused from an earlier invocation count with the time they took
+    then). Runs of other files sharing the folder are left out."""
     folders: dict[Path, str] = {}
-    for link in sorted(out_dir.glob("runs/*/*/work/*")):
-        target = link.resolve()
-        if target.is_dir():
-            folders[target] = link.name.split("-", 1)[-1]
+    for run_id in run_ids:
+        for link in sorted((out_dir / "runs" / run_id / "work").glob("*")):
+            target = link.resolve()
+            if target.is_dir():
+                folders[target] = link.name.split("-", 1)[-1]
     totals: dict[str, tuple[int, float]] = {}
     for folder, stage in folders.items():
         record = read_record(folder)
@@ -146,7 +149,7 @@ def estimate(path: Path, slowdown: float, out_dir: Path | None = None) -> Table:
     )
     for column in ("stage", "distinct", "hours (idle 2-core CPU)", f"hours x{slowdown}"):
         table.add_column(column)
-    done = measured(out_dir) if out_dir else {}
+    done = measured(out_dir, (r.run_id for r in runs)) if out_dir else {}
     if out_dir:
         table.add_column("measured distinct")
         table.add_column("measured hours")

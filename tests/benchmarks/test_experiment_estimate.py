@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.experiment_estimate import measured
+from site_agent.experiment import load_experiment, plan_runs
 from site_agent.pipeline.stage import STAGE_RECORD, StageRecord
 from tests.conftest import REPO
 
@@ -32,29 +33,35 @@ def linked(out: Path, run: str, name: str, target: Path) -> None:
     link.symlink_to(os.path.relpath(target, link.parent), target_is_directory=True)
 
 
-def fake_experiment(out: Path) -> None:
-    """Two runs sharing an adapter; one generation each, one of them failed."""
+def fake_experiment(out: Path, runs: tuple[str, str, str]) -> None:
+    """Three runs sharing an adapter and a generation, one of them failed, and a run of
+    another experiment file in the same folder."""
     store = out / "store"
     adapter = stored(store, "adapt", "k1", 600.0)
     generated = stored(store, "generate", "k2", 300.0)
     failed = stored(store, "generate", "k3", 50.0, status="failed")
     stored(store, "generate", "k4", 999.0)  # in the store, linked by no run of this one
-    for run, generation in (("s/00-r0", generated), ("s/01-r0", failed), ("t/00-r0", generated)):
+    for run, generation in zip(runs, (generated, failed, generated), strict=True):
         linked(out, run, "05-adapt", adapter)
         linked(out, run, "06-generate", generation)
+    linked(out, "other/00-r0", "06-generate", stored(store, "generate", "k5", 70.0))
 
 
 def test_measured_counts_each_linked_completed_folder_once(tmp_path: Path) -> None:
-    fake_experiment(tmp_path)
-    assert measured(tmp_path) == {"adapt": (1, 600.0), "generate": (1, 300.0)}
+    runs = ("s/00-r0", "s/01-r0", "t/00-r0")
+    fake_experiment(tmp_path, runs)
+    assert measured(tmp_path, runs) == {"adapt": (1, 600.0), "generate": (1, 300.0)}
+    assert measured(tmp_path, [*runs, "other/00-r0"])["generate"] == (2, 370.0)
 
 
 def test_measured_column_beside_the_estimate(tmp_path: Path) -> None:
-    fake_experiment(tmp_path)
+    path = REPO / "examples" / "experiments" / "quick.toml"
+    spec, _ = load_experiment(path)
+    planned = [r.run_id for r in plan_runs(spec)]
+    fake_experiment(tmp_path, (planned[0], planned[1], planned[-1]))
     script = REPO / "benchmarks" / "experiment_estimate.py"
-    spec = REPO / "examples" / "experiments" / "quick.toml"
     done = subprocess.run(
-        [sys.executable, str(script), str(spec), "--measured", str(tmp_path)],
+        [sys.executable, str(script), str(path), "--measured", str(tmp_path)],
         capture_output=True, text=True, cwd=REPO, env={**os.environ, "COLUMNS": "200"},
         check=False,
     )  # fmt: skip
