@@ -64,19 +64,18 @@ def measured(out_dir: Path, run_ids: Iterable[str]) -> dict[str, tuple[int, floa
     and the seconds their ``stage.json`` records, i.e. what those runs cost with an empty store,
     one stage at a time (stages reused from an earlier invocation count with the time they took
     then). Runs of other files sharing the folder are left out."""
-    folders: dict[Path, str] = {}
-    for run_id in run_ids:
-        for link in sorted((out_dir / "runs" / run_id / "work").glob("*")):
-            target = link.resolve()
-            if target.is_dir():
-                folders[target] = link.name.split("-", 1)[-1]
+    folders = {
+        link.resolve()
+        for run_id in run_ids
+        for link in (out_dir / "runs" / run_id / "work").glob("*")
+    }
     totals: dict[str, tuple[int, float]] = {}
-    for folder, stage in folders.items():
+    for folder in sorted(folders):
         record = read_record(folder)
         if record is None or record.status != "completed":
             continue
-        count, seconds = totals.get(stage, (0, 0.0))
-        totals[stage] = (count + 1, seconds + record.seconds)
+        count, seconds = totals.get(record.stage, (0, 0.0))
+        totals[record.stage] = (count + 1, seconds + record.seconds)
     return totals
 
 
