@@ -25,9 +25,10 @@ class AnnotatorSettings(ProtocolModel):
     on CPU (about 1 GB less peak memory than 16 for MiniLM on MEDDOCAN, and no slower; 2 were
     about 20% slower for e5-small), else 3 or 2 where 4 does not divide the batch, else the
     whole batch; the whole batch at once on CUDA. ``num_threads`` sets
-    ``torch.set_num_threads``; None uses the cores that are not already busy (CPUs available
-    minus the 1-minute load average, at least 1), because on a shared 2-core machine an
-    oversubscribed second thread made training 2-6x slower. ``bf16`` runs forward/backward under
+    ``torch.set_num_threads``; None uses the cores that other processes leave idle, re-read
+    before every epoch (``shared.threads``: all cores' busy time minus this process's own, at
+    least 1), because on a shared 2-core machine an oversubscribed second thread made training
+    2-6x slower. ``bf16`` runs forward/backward under
     bfloat16 autocast (weights stay fp32); None turns it on where the hardware computes bf16
     natively (CUDA with bf16, CPUs with AVX512-BF16 or AMX), where it roughly halved CPU
     training time in our measurements. ``stall_restarts``: how many times a run whose best
@@ -191,13 +192,14 @@ class AnnotatorMetrics(ProtocolModel):
 
 
 class EpochRecord(ProtocolModel):
-    """What one training epoch did and how long it took."""
+    """What one training epoch did, how long it took, and on how many CPU threads."""
 
     epoch: int
     train_loss: float
     train_seconds: float
     eval_seconds: float = 0.0
     metrics: AnnotatorMetrics | None = None
+    threads: int | None = None
 
 
 class AnnotatorRecord(ProtocolModel):

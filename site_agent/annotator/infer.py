@@ -19,7 +19,7 @@ from shared.provenance import config_digest, make_provenance, sha256_file
 from site_agent.annotator.backbone import load_fast_tokenizer
 from site_agent.annotator.features import encode_corpus, predicted_documents
 from site_agent.annotator.loop import Progress, predict, resolve_bf16
-from site_agent.annotator.train import RECORD_FILE, idle_cores
+from site_agent.annotator.train import RECORD_FILE, thread_budget, use_threads
 
 
 def load_record(model_dir: Path) -> AnnotatorRecord | None:
@@ -62,7 +62,9 @@ def machine_annotate(
         )
     record = load_record(model_dir)
     settings = record.settings if record else AnnotatorSettings()
-    torch.set_num_threads(settings.num_threads or idle_cores())
+    budget = thread_budget(settings)  # its reading covers loading the model and encoding
+    if settings.num_threads:
+        torch.set_num_threads(settings.num_threads)
     tokenizer = load_fast_tokenizer(model_dir, align=False)
     model = _load_model(model_dir)
     if torch.cuda.is_available():
@@ -72,6 +74,7 @@ def machine_annotate(
     wordy = [c for c in chunks if c.has_words]
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     bf16 = resolve_bf16(settings.bf16, next(model.parameters()).device)
+    use_threads(budget)
     predicted = predict(
         model, wordy, batch_size=batch_size, pad_id=pad, bf16=bf16,
         decoder=settings.decoding, tags=[id2label[i] for i in range(len(id2label))],

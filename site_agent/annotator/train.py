@@ -8,7 +8,6 @@ with ``annotator.json`` recording how it was made.
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from shared.atomic import atomic_directory, atomic_write_text
 from shared.errors import UsageError
 from shared.ner_tokens import iob2_labels
 from shared.provenance import config_digest, make_provenance
+from shared.threads import ThreadBudget
 from site_agent.annotator.backbone import load_fast_tokenizer, resolve_backbone
 from site_agent.annotator.features import EncodedChunk, encode_corpus
 from site_agent.annotator.loop import Progress, resolve_bf16, train_epoch
@@ -43,21 +43,26 @@ HEAD_PREFIX = "classifier."
 HEAD_LR_SCALE = 10.0
 
 
-def idle_cores() -> int:
-    """CPUs this process may use that the 1-minute load average says are idle (at least 1)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    try:
-        busy = round(os.getloadavg()[0])
-    except OSError:
-        busy = 0
-    return max(1, (cores or 1) - busy)
-
-
 def configure_torch(settings: AnnotatorSettings) -> torch.device:
-    """Seed everything, set the CPU thread count, and pick CUDA when present."""
-    torch.set_num_threads(settings.num_threads or idle_cores())
+    """Seed everything, pin the CPU thread count when the settings give one, and pick CUDA when
+    present."""
+    if settings.num_threads:
+        torch.set_num_threads(settings.num_threads)
     torch.manual_seed(settings.seed)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def thread_budget(settings: AnnotatorSettings) -> ThreadBudget | None:
+    """A budget that follows the cores other processes leave idle, unless the settings pin
+    ``num_threads``."""
+    return None if settings.num_threads else ThreadBudget()
+
+
+def use_threads(budget: ThreadBudget | None) -> int:
+    """Set torch's CPU threads to what ``budget`` offers now (None: leave them); return them."""
+    if budget is not None:
+        torch.set_num_threads(budget.threads())
+    return torch.get_num_threads()
 
 
 def _load_model(backbone: Path | str, tags: list[str]) -> tuple[Any, bool]:
@@ -142,6 +147,7 @@ def train_annotator(
     if out_dir is None:
         raise UsageError("train_annotator needs out_dir; fix: pass the folder to save the model")
     started = time.perf_counter()
+    budget = thread_budget(settings)  # its first reading covers loading and encoding
     device = configure_torch(settings)
     backbone = resolve_backbone(base_model)
     tokenizer = load_fast_tokenizer(backbone)
@@ -164,7 +170,7 @@ def train_annotator(
         model, new_head = _load_model(backbone, tags)
         model = _freeze(model, settings).to(device)
         run = settings.model_copy(update={"seed": settings.seed + restarts})
-        fit = _Fit(recipe, pad, new_head)
+        fit = _Fit(recipe, pad, new_head, budget)
         epochs, best_epoch = _fit(model, train_chunks, val, tags, run, fit, progress)
         if not stalled(epochs, best_epoch) or restarts >= settings.stall_restarts:
             break
@@ -220,11 +226,13 @@ def stalled(epochs: list[EpochRecord], best_epoch: int) -> bool:
 
 @dataclass(frozen=True)
 class _Fit:
-    """What one training run needs besides the settings: recipe, pad id, whether the head is new."""
+    """What one training run needs besides the settings: recipe, pad id, whether the head is
+    new, and the CPU thread budget re-read before each epoch (None: threads pinned)."""
 
     recipe: TrainingRecipe
     pad: int
     new_head: bool
+    budget: ThreadBudget | None = None
 
 
 def _fit(
@@ -250,6 +258,7 @@ def _fit(
     epochs: list[EpochRecord] = []
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None
     for epoch in range(1, recipe.epochs + 1):
+        threads = use_threads(fit.budget)
         t0 = time.perf_counter()
         loss = train_epoch(
             model, sampler.draw(rng), optimizer, scheduler,
@@ -266,6 +275,7 @@ def _fit(
                 train_seconds=t1 - t0,
                 eval_seconds=time.perf_counter() - t1,
                 metrics=metrics,
+                threads=threads,
             )
         )
         score = metrics.f1 if metrics else float(epoch)

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from shared.threads import ThreadBudget
 from site_agent.generate.backend import PromptJob, per_job, sample_rows
 from site_agent.generate.settings import GenerationSettings
-from site_agent.generate.threads import ThreadBudget
 
 
 def hf_generation_kwargs(settings: GenerationSettings, max_new_tokens: int) -> dict[str, Any]:

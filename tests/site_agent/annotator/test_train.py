@@ -100,17 +100,53 @@ def test_bf16_auto_follows_the_hardware(
     assert resolve_bf16(flag, torch.device(device)) is expected
 
 
-@pytest.mark.parametrize(("cores", "load", "expected"), [(2, 0.2, 2), (2, 1.4, 1), (2, 9.0, 1)])
-def test_idle_cores_leave_busy_cores_alone(
-    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, expected: int
+class FakeBudget:
+    """A thread budget that offers, epoch after epoch, the threads it was given."""
+
+    def __init__(self, offers: list[int]) -> None:
+        self.offers = list(offers)
+
+    def threads(self) -> int:
+        return self.offers.pop(0) if len(self.offers) > 1 else self.offers[0]
+
+
+@pytest.fixture
+def torch_threads() -> Any:
+    import torch
+
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.mark.usefixtures("torch_threads")
+def test_unpinned_threads_follow_the_budget_each_epoch(
+    pattern_corpora: tuple[Corpus, Corpus],
+    encoder_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import os
+    """With ``num_threads`` unset the budget is read before every epoch and each epoch records
+    the threads it ran on; pinned, the budget is never asked."""
+    from site_agent.annotator import train as module
 
-    from site_agent.annotator.train import idle_cores
+    train, _ = pattern_corpora
+    budgets: list[FakeBudget] = []
 
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cores)), raising=False)
-    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
-    assert idle_cores() == expected
+    def budget(settings: Any) -> FakeBudget | None:
+        made = None if settings.num_threads else FakeBudget([2, 1, 2])
+        budgets.extend([made] if made else [])
+        return made
+
+    monkeypatch.setattr(module, "thread_budget", budget)
+    free = FAST.model_copy(update={"epochs": 3, "num_threads": None})
+    result = module.train_annotator(train, None, encoder_dir, free, tmp_path / "free")
+    assert [e.threads for e in result.record.epochs] == [2, 1, 2]
+    assert len(budgets) == 1
+    pinned = FAST.model_copy(update={"epochs": 2, "num_threads": 1})
+    result = module.train_annotator(train, None, encoder_dir, pinned, tmp_path / "pinned")
+    assert [e.threads for e in result.record.epochs] == [1, 1]
+    assert len(budgets) == 1
 
 
 def _epoch(epoch: int, recall: float, support: int = 5) -> EpochRecord:
