@@ -70,7 +70,12 @@ class AdaptSettings(ProtocolModel):
     )
     checkpoint_every: int = Field(50, ge=1, description="optimiser steps between checkpoints")
     keep_checkpoints: int = Field(2, ge=1, description="checkpoints kept for resuming")
-    cpu_threads: int | None = Field(None, ge=1, description="torch threads on CPU; unset: default")
+    cpu_threads: int | None = Field(
+        None,
+        ge=1,
+        description="torch threads on CPU; unset: the cores other processes leave idle, re-read "
+        "before every step",
+    )
     seed: int = Field(13, description="seed of initialisation and data order")
 
     @model_validator(mode="after")

@@ -18,6 +18,7 @@ from typing import Any
 
 from shared.errors import UsageError
 from shared.provenance import config_digest, sha256_bytes
+from shared.threads import ThreadBudget
 from site_agent.adapt.checkpoint import resume_latest, save_checkpoint
 from site_agent.adapt.data import (
     collate,
@@ -130,6 +131,7 @@ class _Loop:
     pad_id: int
     checkpoints: Path
     digest: str
+    budget: ThreadBudget | None = None  # re-read before every step (None: threads pinned)
 
 
 def _train_loop(
@@ -148,6 +150,8 @@ def _train_loop(
     chunked = settings.loss == "chunked"
     loop.model.train()
     for step in range(start, total):
+        if loop.budget is not None:
+            torch.set_num_threads(loop.budget.threads())
         epoch, within = divmod(step, steps_per_epoch)
         order = epoch_order(len(loop.examples), settings.seed, epoch)
         losses.append(
@@ -209,6 +213,10 @@ def adapt_generator(
         cpu_bf16_supported(),
     )
     apply_cpu_threads(settings.cpu_threads, plan.device)
+    # Unpinned on CPU: the cores other processes leave idle, re-read before every step, rather
+    # than whatever thread count the process's previous stage left behind.
+    unpinned = settings.cpu_threads is None and plan.device == "cpu"
+    budget = ThreadBudget() if unpinned else None
     tokenizer, model = load_base(resolve_model(base_ref), plan)
     torch.manual_seed(settings.seed)
     rows = (
@@ -243,6 +251,7 @@ def adapt_generator(
             tokenizer.pad_token_id,
             checkpoints,
             digest,
+            budget,
         ),
         settings,
         start,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 import torch
@@ -126,3 +127,42 @@ def test_qlora_path_runs_on_cpu_with_bitsandbytes(base: Path, tmp_path: Path) ->
     assert record["steps"] == 2 and all(loss == loss for loss in record["losses"])  # no NaN
     lora_b = [w for k, w in _weights(tmp_path).items() if "lora_B" in k]
     assert lora_b and any(w.abs().sum() > 0 for w in lora_b)
+
+
+class CountingBudget:
+    """A thread budget that offers one thread and counts how often it is read."""
+
+    made: ClassVar[list[CountingBudget]] = []
+
+    def __init__(self) -> None:
+        self.reads = 0
+        CountingBudget.made.append(self)
+
+    def threads(self) -> int:
+        self.reads += 1
+        return 1
+
+
+@pytest.fixture
+def torch_threads() -> object:
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.mark.usefixtures("torch_threads")
+def test_unpinned_cpu_threads_are_read_before_every_step(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unset, the step's threads come from the budget, not from what the last stage left."""
+    from site_agent.adapt import train as module
+
+    monkeypatch.setattr(module, "ThreadBudget", CountingBudget)
+    CountingBudget.made.clear()
+    torch.set_num_threads(2)  # what a previous stage of the same process left behind
+    adapt_generator(TEXTS, base, FAST, tmp_path / "free")
+    assert [b.reads for b in CountingBudget.made] == [FAST.max_steps]
+    assert torch.get_num_threads() == 1
+    pinned = FAST.model_copy(update={"cpu_threads": 2})
+    adapt_generator(TEXTS, base, pinned, tmp_path / "pinned")
+    assert len(CountingBudget.made) == 1 and torch.get_num_threads() == 2
