@@ -85,6 +85,7 @@ def main() -> None:
     from shared.threads import ThreadBudget, cpu_count
 
     logging.set_verbosity_error()
+    logging.disable_progress_bar()
     console = Console()
     cores = cpu_count()
     budget = ThreadBudget()
