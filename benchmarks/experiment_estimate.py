@@ -10,6 +10,9 @@ content-addressed store computes them once) and prices it with unit costs measur
 train (1,886 chunks of 128 words), Gemma 3 270M LoRA 5.82 s/step (batch 4 x 256 tokens) and
 165 generated tokens/s. Chunks per note and the split sizes come from the site's corpus.
 Sharing is worked out from the knobs each stage depends on, the way the store's keys are.
+The unit costs are two-thread costs. meddocan.toml measured 1.62 h of stages against an
+estimate of 1.70 h; its earlier run measured 3.1 h because its annotators and adapters ran on
+one thread (the load-average rule that ``shared/threads.py`` replaced).
 """
 
 from __future__ import annotations
