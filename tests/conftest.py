@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,3 +27,13 @@ def meddocan_dir() -> Path:
         if (candidate / "train.jsonl").exists():
             return candidate
     pytest.skip(f"MEDDOCAN not found at any of {[str(c) for c in MEDDOCAN_CANDIDATES]}")
+
+
+@pytest.fixture
+def torch_threads() -> Any:
+    """Give torch's global CPU thread count back as it was (stages set it)."""
+    import torch
+
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)

@@ -86,44 +86,17 @@ def test_a_real_reading_counts_this_process_threads_as_its_own() -> None:
 
     process = psutil.Process()
     before = module.read_cpu(process)
-    stop = time.monotonic() + 0.6
+    deadline = time.monotonic() + 60.0
 
-    def spin() -> None:
-        while time.monotonic() < stop:
+    def spin() -> None:  # 0.5 s of this thread's own CPU time, however loaded the machine
+        start = time.thread_time()
+        while time.thread_time() - start < 0.5 and time.monotonic() < deadline:
             sum(range(1000))
 
     worker = threading.Thread(target=spin)
     worker.start()
     worker.join()
     after = module.read_cpu(process)
-    assert after.own - before.own >= 0.4
-    assert after.busy - before.busy >= 0.4 * (after.own - before.own)
+    assert after.own - before.own >= 0.45
+    assert after.busy - before.busy >= 0.4
     assert after.total > before.total
-
-
-@pytest.fixture
-def torch_threads() -> object:
-    import torch
-
-    before = torch.get_num_threads()
-    yield
-    torch.set_num_threads(before)  # the backend sets torch's global thread count
-
-
-@pytest.mark.usefixtures("torch_threads")
-def test_the_hf_backend_sets_threads_per_batch_only_when_unset(tmp_path: object) -> None:
-    from pathlib import Path
-
-    from site_agent.generate.backend import PromptJob
-    from site_agent.generate.hf_backend import HFBackend
-    from site_agent.generate.settings import GenerationSettings
-    from site_agent.models.tiny import tiny_causal_lm
-
-    model = tiny_causal_lm(Path(str(tmp_path)) / "lm", ["Paciente de 45 años ingresa."] * 3)
-    auto = HFBackend(model, None, GenerationSettings(min_new_tokens=2), max_new_tokens=4)
-    auto.generate([PromptJob("Paciente", 2, 1)])
-    auto.generate([PromptJob("ingresa", 1, 2)])
-    assert len(auto.threads_used) == 2 and all(t >= 1 for t in auto.threads_used)
-    fixed = HFBackend(model, None, GenerationSettings(cpu_threads=1), max_new_tokens=4)
-    fixed.generate([PromptJob("Paciente", 1, 1)])
-    assert fixed.budget is None and fixed.threads_used == []

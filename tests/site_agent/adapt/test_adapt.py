@@ -143,13 +143,6 @@ class CountingBudget:
         return 1
 
 
-@pytest.fixture
-def torch_threads() -> object:
-    before = torch.get_num_threads()
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.usefixtures("torch_threads")
 def test_unpinned_cpu_threads_are_read_before_every_step(
     base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

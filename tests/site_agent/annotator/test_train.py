@@ -110,15 +110,6 @@ class FakeBudget:
         return self.offers.pop(0) if len(self.offers) > 1 else self.offers[0]
 
 
-@pytest.fixture
-def torch_threads() -> Any:
-    import torch
-
-    before = torch.get_num_threads()
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.usefixtures("torch_threads")
 def test_unpinned_threads_follow_the_budget_each_epoch(
     pattern_corpora: tuple[Corpus, Corpus],
