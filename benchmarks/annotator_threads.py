@@ -51,8 +51,9 @@ def busy_stage(seconds: float, threads: int) -> None:
 
 def load_average_rule() -> int:
     """The annotator's thread count before shared/threads.py: cores minus the 1-minute load."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, (cores or 1) - round(os.getloadavg()[0]))
+    from shared.threads import cpu_count
+
+    return max(1, cpu_count() - round(os.getloadavg()[0]))
 
 
 def train_seconds(notes: int, epochs: int, threads: int, model: str, data: Path) -> float:

@@ -9,7 +9,7 @@ the *other* processes left idle, at least one.
 This process's own work does not count against it. The 1-minute load average, which the
 annotator used before, does count it: after a stage that kept both cores busy, an annotator
 trained in the same process (an experiment, ``site-agent synthesize``) saw a load of 2 on an
-otherwise idle machine and ran on one thread, 1.45x slower than on two
+otherwise idle machine and ran on one thread, 1.41x slower than on two
 (``benchmarks/annotator_threads.py``).
 
 Readings are per instance (``psutil.cpu_times`` deltas), so two budgets in one process do not

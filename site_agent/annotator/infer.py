@@ -63,8 +63,6 @@ def machine_annotate(
     record = load_record(model_dir)
     settings = record.settings if record else AnnotatorSettings()
     budget = thread_budget(settings)  # its reading covers loading the model and encoding
-    if settings.num_threads:
-        torch.set_num_threads(settings.num_threads)
     tokenizer = load_fast_tokenizer(model_dir, align=False)
     model = _load_model(model_dir)
     if torch.cuda.is_available():

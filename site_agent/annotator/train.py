@@ -44,18 +44,18 @@ HEAD_LR_SCALE = 10.0
 
 
 def configure_torch(settings: AnnotatorSettings) -> torch.device:
-    """Seed everything, pin the CPU thread count when the settings give one, and pick CUDA when
-    present."""
-    if settings.num_threads:
-        torch.set_num_threads(settings.num_threads)
+    """Seed everything and pick CUDA when present."""
     torch.manual_seed(settings.seed)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def thread_budget(settings: AnnotatorSettings) -> ThreadBudget | None:
-    """A budget that follows the cores other processes leave idle, unless the settings pin
-    ``num_threads``."""
-    return None if settings.num_threads else ThreadBudget()
+    """Pin torch's CPU threads when the settings give ``num_threads`` (None back); else a budget
+    that follows the cores other processes leave idle (see :func:`use_threads`)."""
+    if settings.num_threads:
+        torch.set_num_threads(settings.num_threads)
+        return None
+    return ThreadBudget()
 
 
 def use_threads(budget: ThreadBudget | None) -> int:

@@ -124,12 +124,11 @@ def test_unpinned_threads_follow_the_budget_each_epoch(
     train, _ = pattern_corpora
     budgets: list[FakeBudget] = []
 
-    def budget(settings: Any) -> FakeBudget | None:
-        made = None if settings.num_threads else FakeBudget([2, 1, 2])
-        budgets.extend([made] if made else [])
-        return made
+    def budget() -> FakeBudget:
+        budgets.append(FakeBudget([2, 1, 2]))
+        return budgets[-1]
 
-    monkeypatch.setattr(module, "thread_budget", budget)
+    monkeypatch.setattr(module, "ThreadBudget", budget)
     free = FAST.model_copy(update={"epochs": 3, "num_threads": None})
     result = module.train_annotator(train, None, encoder_dir, free, tmp_path / "free")
     assert [e.threads for e in result.record.epochs] == [2, 1, 2]
