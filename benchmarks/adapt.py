@@ -31,7 +31,8 @@ CONFIGS = {
 
 
 def _one(args: argparse.Namespace) -> dict[str, Any]:
-    from site_agent.adapt import AdaptSettings, adapt_generator
+    from site_agent.adapt.settings import AdaptSettings
+    from site_agent.adapt.train import adapt_generator
     from site_agent.models import resolve_model
 
     model = resolve_model(args.model)

@@ -103,7 +103,8 @@ def _row(
 
 
 def _lora_rows(args: argparse.Namespace, model_name: str) -> list[list[str]]:
-    from site_agent.adapt import AdaptSettings, adapt_generator
+    from site_agent.adapt.settings import AdaptSettings
+    from site_agent.adapt.train import adapt_generator
     from site_agent.models import resolve_model
 
     model = resolve_model(model_name)

@@ -135,3 +135,105 @@ def test_relative_imports_are_resolved_before_checking(tmp_path: Path) -> None:
     root = _tree(tmp_path, {"site_agent/federation/a.py": "from ..export import bundle\n"})
     modules = imported_modules(root / "site_agent/federation/a.py", root)
     assert modules == {"site_agent.export", "site_agent.export.bundle"}
+
+
+# --- no import cycle between sub-packages -------------------------------------------------
+
+
+def _unit(module: str, root: Path) -> str | None:
+    """The sub-package (or top-level module) of one of PACKAGES that ``module`` belongs to."""
+    parts = module.split(".")
+    if parts[0] not in PACKAGES:
+        return None
+    if len(parts) > 1 and (
+        (root / parts[0] / parts[1]).is_dir() or (root / parts[0] / f"{parts[1]}.py").exists()
+    ):
+        return ".".join(parts[:2])
+    return parts[0]
+
+
+def package_graph(root: Path) -> dict[str, set[str]]:
+    """Sub-package -> the sub-packages it imports (every import, function-level included)."""
+    graph: dict[str, set[str]] = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            source = _unit(".".join(_module_name(path, root)), root)
+            assert source is not None
+            for module in imported_modules(path, root):
+                target = _unit(module, root)
+                if target is not None and target not in (source, package):
+                    graph.setdefault(source, set()).add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_sub_package_imports_itself_back() -> None:
+    assert cycles(package_graph(REPO)) == []
+
+
+def test_the_cycle_checker_finds_a_function_level_cycle(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "site_agent/a/__init__.py": "",
+            "site_agent/a/x.py": "from site_agent.b import y\n",
+            "site_agent/b/__init__.py": "",
+            "site_agent/b/y.py": "def f():\n    from site_agent.a import x\n",
+            "site_agent/c.py": "from site_agent.a import x\n",
+        },
+    )
+    for package in PACKAGES:
+        (root / package).mkdir(exist_ok=True)
+    assert cycles(package_graph(root)) == [["site_agent.a", "site_agent.b"]]
+
+
+def test_importing_the_site_config_loads_no_ml_library_and_no_audit_engine() -> None:
+    """``site_agent.config`` (site.toml's types) is read by every command, the coordinator's
+    tools and the docs generator: it must stay light."""
+    import subprocess
+
+    probe = (
+        "import sys, site_agent.config\n"
+        "heavy = ('torch', 'transformers', 'peft', 'numpy', 'scipy', 'pandas', 'faker',\n"
+        "         'ahocorasick', 'datasets', 'flwr')\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
+        "engines = ('site_agent.audit.', 'site_agent.privacy')\n"
+        "engine = [m for m in sys.modules if m.startswith(engines)\n"
+        "          and not m.endswith(('.settings', '.policy'))]\n"
+        "print(sorted(loaded + engine))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"

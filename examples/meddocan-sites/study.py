@@ -35,7 +35,6 @@ from protocol import Corpus, Document
 from shared.label_mapping import apply_mapping, load_label_mapping
 from shared.signing import generate_signing_key
 from shared.supernode_keys import create_supernode_auth_key
-from site_agent.cli.site_setup import key_paths
 from site_agent.config import default_models
 from site_agent.demo.sites import (
     CA_FILE,
@@ -46,6 +45,7 @@ from site_agent.demo.sites import (
     run_site_pipelines,
 )
 from site_agent.models.cache import model_dir
+from site_agent.site_setup import key_paths
 
 ENCODER = default_models("es")["annotator"]
 GENERATOR = default_models("es")["adapt"]

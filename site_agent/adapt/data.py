@@ -3,18 +3,15 @@ and (``[adapt] packing``) the windows packed into rows of at most ``max_length``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from protocol import Corpus
+from protocol import Corpus, Document
 
 
-def training_texts(train: Corpus, mode: str) -> list[str]:
-    """The (pseudonymised) training notes as the generation ``mode`` renders them: unchanged,
-    tagged, or with placeholders; only this text reaches the generator."""
-    from site_agent.generate.modes import mode_for
-
-    render = mode_for(mode).render
+def training_texts(train: Corpus, render: Callable[[Document], str]) -> list[str]:
+    """The (pseudonymised) training notes as the generation mode renders them (``render``):
+    unchanged, tagged, or with placeholders; only this text reaches the generator."""
     return [render(doc) for doc in train.documents]
 
 

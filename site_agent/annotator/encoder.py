@@ -15,8 +15,8 @@ from rich.progress import Progress
 
 from protocol import Corpus
 from protocol.annotator import AnnotatorMetrics, AnnotatorRecord, AnnotatorSettings
+from shared.progress import ProgressBars
 from site_agent.models import resolve_model
-from site_agent.pipeline.progress import ProgressBars
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """``site-agent``: wiring only; each command lives in ``site_agent/cli/commands/<name>.py``;
-site setup, the run config and the closing summary live beside them in ``site_agent/cli/``."""
+the run config and the closing summary live beside them in ``site_agent/cli/`` (site set-up
+itself is ``site_agent/site_setup.py``)."""
 
 from __future__ import annotations
 

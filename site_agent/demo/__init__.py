@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from shared.signing import generate_signing_key
-from site_agent.cli.site_setup import key_paths
 from site_agent.config import SiteConfig, build_site_config
+from site_agent.site_setup import key_paths
 
 DEMO_CORPUS = Path(__file__).with_name("demo_corpus.jsonl")
 DEMO_SITE_ID = "demo-site"

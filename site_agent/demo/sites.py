@@ -32,10 +32,10 @@ from shared.atomic import atomic_write_text
 from shared.errors import ToolkitError
 from shared.signing import generate_signing_key
 from shared.supernode_keys import create_supernode_auth_key
-from site_agent.cli.site_setup import key_paths
 from site_agent.config import PROFILES, default_models
 from site_agent.demo.make_demo_corpus import SHARED, build_corpus, scheme_mapping, write_corpus
 from site_agent.models.cache import model_dir
+from site_agent.site_setup import key_paths
 
 SITE_CONFIG = "site.toml"
 LABEL_MAPPING = "label-mapping.toml"

@@ -24,14 +24,14 @@ from rich.console import Console
 from rich.progress import Progress, TaskID
 
 from shared.atomic import atomic_write_text
+from shared.progress import new_progress
 from shared.provenance import config_digest
 from site_agent.config import SiteConfig, build_site_config, read_site_toml, resolve_paths
 from site_agent.experiment.results import RunResult, collect
 from site_agent.experiment.spec import Condition, ExperimentSettings, ExperimentSpec, nest
 from site_agent.experiment.stages import RunKnobs, experiment_stages, uses_site_config
 from site_agent.experiment.store import StageStore, StoredStage, run_stages
-from site_agent.pipeline.progress import new_progress
-from site_agent.pipeline.runner import preflight
+from site_agent.stages.pipeline import check_runnable as preflight
 
 RESULT_FILE = "result.json"
 REPEAT_SEEDS: dict[str, tuple[str, ...]] = {

@@ -28,20 +28,21 @@ from protocol import Corpus
 from protocol.evaluation import EvaluationReport
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, write_corpus
-from site_agent.adapt import stage as adapt_stage
 from site_agent.adapt.settings import AdaptSettings
-from site_agent.annotate import stage as annotate_stage
-from site_agent.annotator import stage as annotator_stage
-from site_agent.audit import stage as audit_stage
 from site_agent.config import SiteConfig
 from site_agent.experiment.spec import Condition
 from site_agent.experiment.training_sets import Pools, fraction_of, training_set
-from site_agent.generate import stage as generate_stage
-from site_agent.pipeline.registry import check_registry
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
-from site_agent.pseudonymise import stage as pseudonymise_stage
-from site_agent.split import stage as split_stage
-from site_agent.train_synthetic.stage import synthetic_train_validation
+from site_agent.stages import adapt as adapt_stage
+from site_agent.stages import annotate as annotate_stage
+from site_agent.stages import annotator as annotator_stage
+from site_agent.stages import audit as audit_stage
+from site_agent.stages import generate as generate_stage
+from site_agent.stages import pseudonymise as pseudonymise_stage
+from site_agent.stages import split as split_stage
+from site_agent.stages.knobs import tokenizer_reference
+from site_agent.stages.registry import check_registry
+from site_agent.stages.train_synthetic import synthetic_train_validation
 
 FINAL_STAGES = frozenset({"evaluate-gold", "train-evaluate"})
 
@@ -146,7 +147,7 @@ def _audit(ctx: StageContext) -> StageOutput:
     report, corpus = audit_stage.run(
         dict(ctx.inputs),
         config.audit,
-        audit_stage.tokenizer_reference(config.adapt.base_model),
+        tokenizer_reference(config),
         ctx.stage_dir,
     )
     return StageOutput(
@@ -170,7 +171,7 @@ def evaluate_model(
     intervals (seeded by the run)."""
     from shared.metrics import BootstrapSettings, evaluate
     from site_agent.annotator.encoder import annotate_corpus
-    from site_agent.train_synthetic.stage import without_spans
+    from site_agent.stages.train_synthetic import without_spans
 
     n = knobs.bootstrap_resamples
     bootstrap = BootstrapSettings(n_resamples=n, seed=knobs.seed) if n else None

@@ -38,7 +38,8 @@ from site_agent.audit.identifying import IdentifyingIndex
 from site_agent.audit.policy import PiiEchoSettings
 from site_agent.audit.surfaces import SurfaceMatcher
 from site_agent.generate.placeholders import Template
-from site_agent.pseudonymise import PseudonymiseSettings, pseudonymise_corpus
+from site_agent.pseudonymise.corpus import pseudonymise_corpus
+from site_agent.pseudonymise.settings import PseudonymiseSettings
 
 Shapes = dict[str, tuple[str, ...]]
 

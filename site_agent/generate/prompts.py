@@ -7,7 +7,8 @@ from __future__ import annotations
 from protocol import Corpus
 from site_agent.generate.modes import GenerationMode
 from site_agent.generate.plan import PromptRenderer
-from site_agent.pseudonymise import PseudonymiseSettings, pseudonymise_corpus
+from site_agent.pseudonymise.corpus import pseudonymise_corpus
+from site_agent.pseudonymise.settings import PseudonymiseSettings
 
 
 def prompt_renderer(mode: GenerationMode, surrogates: PseudonymiseSettings) -> PromptRenderer:

@@ -9,6 +9,10 @@ from pydantic import Field, field_validator, model_validator
 
 from protocol.base import ProtocolModel
 
+GENERATION_MODES = ("annotate", "tagged", "template")
+"""The names ``generate/modes/`` registers (a test keeps the two equal); listed here so that
+validating ``site.toml`` does not import the modes and the engines they use."""
+
 
 class GenerationSettings(ProtocolModel):
     """Sampling from the adapted generator, prompted by the first words of validation notes.
@@ -90,11 +94,10 @@ class GenerationSettings(ProtocolModel):
     @field_validator("mode")
     @classmethod
     def _registered_mode(cls, mode: str) -> str:
-        from site_agent.generate.modes import mode_names
-
-        if mode not in mode_names():
+        if mode not in GENERATION_MODES:
             raise ValueError(
-                f"unknown generation mode {mode!r}; allowed: {mode_names()}; fix: use one of them"
+                f"unknown generation mode {mode!r}; allowed: {list(GENERATION_MODES)}; "
+                "fix: use one of them"
             )
         return mode
 

@@ -1,22 +1,24 @@
-"""The site pipeline: run the registered stages in order, skipping what is already done.
+"""The one skip/run loop: call stages in order, reuse what is already done.
 
-The order is :data:`site_agent.pipeline.registry.STAGES`. Each stage gets a folder
-``<work_dir>/<NN-name>/`` with a ``stage.json``. A stage re-runs when its settings digest or
-any input hash changed, when its artifacts are gone or differ on disk from the hashes its
-record names, or when ``from_stage`` names it or an earlier stage.
+Where a stage's folder is and when its last run may be reused is the :class:`Placement`'s
+choice. A site pipeline numbers its folders under the work dir and honours ``--from``
+(:class:`WorkDirPlacement`); an experiment keeps them in a content-addressed store that runs
+share (``studies``' store placement). Either way a stage re-runs when its settings digest or
+any input hash changed, or when its artifacts are gone or differ on disk from the hashes its
+record names; every stage writes a ``stage.json``, also when it fails.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+from typing import Any, Literal, Protocol
 
 from pydantic_core import to_jsonable_python
 from rich.console import Console
@@ -24,11 +26,11 @@ from rich.progress import Progress
 
 from shared.atomic import atomic_write_text
 from shared.errors import UsageError
+from shared.progress import stage_progress
 from shared.provenance import config_digest, sha256_tree, tool_version
-from site_agent.config import SiteConfig
-from site_agent.pipeline.progress import stage_progress
 from site_agent.pipeline.stage import (
     STAGE_RECORD,
+    C,
     Stage,
     StageContext,
     StageOutput,
@@ -42,39 +44,22 @@ PACKAGES = ("torch", "transformers", "peft", "faker", "pydantic", "cryptography"
 
 @dataclass(frozen=True)
 class StageRun:
-    """How one stage went in this invocation."""
+    """How one stage went in this invocation, and the folder it ran (or was reused) in."""
 
     name: str
-    status: str  # "ran" | "skipped" | "failed"
+    status: Literal["ran", "skipped", "failed"]
     seconds: float
     record: StageRecord | None
+    folder: Path | None = None
 
 
-def stage_folder(work_dir: Path, index: int, stage: Stage) -> Path:
+def stage_folder(work_dir: Path, index: int, stage: Stage[Any]) -> Path:
     return work_dir / f"{index:02d}-{stage.name}"
 
 
-def settings_digest(stage: Stage, config: SiteConfig) -> str:
+def settings_digest(stage: Stage[C], config: C) -> str:
     """SHA-256 of the config slice the stage depends on (models nested in dicts included)."""
     return config_digest(to_jsonable_python(stage.settings(config)))
-
-
-def folder_of(work_dir: Path, name: str) -> Path:
-    """The folder of the registered stage ``name`` under ``work_dir``."""
-    from site_agent.pipeline.registry import STAGES
-
-    index = [s.name for s in STAGES].index(name)
-    return stage_folder(work_dir, index + 1, STAGES[index])
-
-
-def stage_artifact(work_dir: Path, stage: str, artifact: str) -> Path | None:
-    """Where the last completed run of ``stage`` put ``artifact``, read from its ``stage.json``
-    (None when the stage has not completed or made no such artifact)."""
-    folder = folder_of(work_dir, stage)
-    record = read_record(folder)
-    if record is None or record.status != "completed" or artifact not in record.artifacts:
-        return None
-    return artifact_path(folder, record.artifacts[artifact])
 
 
 def package_versions() -> dict[str, str]:
@@ -88,7 +73,7 @@ def package_versions() -> dict[str, str]:
 
 
 def resolve_inputs(
-    stage: Stage,
+    stage: Stage[Any],
     folders: dict[str, Path],
     records: dict[str, StageRecord],
     fix: str = "re-run with --from {upstream}",
@@ -144,7 +129,7 @@ def _stored(folder: Path, path: Path) -> str:
 
 
 def _record(
-    stage: Stage,
+    stage: Stage[Any],
     folder: Path,
     digest: str,
     inputs: dict[str, str],
@@ -176,8 +161,8 @@ def _write(folder: Path, record: StageRecord) -> None:
 
 
 def run_stage(
-    stage: Stage,
-    config: SiteConfig,
+    stage: Stage[C],
+    config: C,
     folder: Path,
     inputs: dict[str, Path],
     hashes: dict[str, str],
@@ -216,90 +201,116 @@ def prepare_folder(
         shutil.rmtree(folder)
 
 
-def _invalidate(folders: Sequence[Path]) -> None:
-    """Forget the records of stages that ``--from`` restarts, before any of them runs."""
-    for folder in folders:
-        (folder / STAGE_RECORD).unlink(missing_ok=True)
+class Placement(Protocol):
+    """Where each stage's folder is, and whether its last run there may be reused."""
+
+    missing_input_fix: str
+
+    def folder(self, index: int, stage: Stage[Any], digest: str, inputs: dict[str, str]) -> Path:
+        """The folder stage number ``index`` (from 1) runs in for these settings and inputs."""
+        ...
+
+    def reusable(
+        self, index: int, folder: Path, digest: str, inputs: dict[str, str]
+    ) -> StageRecord | None:
+        """The record to reuse instead of running; None when the stage must run."""
+        ...
+
+    def fresh(self, folder: Path) -> bool:
+        """True when the folder must be emptied before the stage runs (a forced restart)."""
+        ...
+
+    def placed(self, index: int, stage: Stage[Any], folder: Path) -> None:
+        """Called once the stage's folder holds a completed run (ran or reused)."""
+        ...
 
 
-def _check_from(stages: Sequence[Stage], from_stage: str | None) -> int:
+@dataclass
+class WorkDirPlacement:
+    """A site pipeline's folders, ``<work_dir>/<NN-name>/``; ``from_index`` and later stages
+    run again whatever their records say (``--from``)."""
+
+    work_dir: Path
+    stages: Sequence[Stage[Any]]
+    from_index: int | None = None
+    missing_input_fix: str = "re-run with --from {upstream}"
+    _restarted: set[Path] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        first = len(self.stages) if self.from_index is None else self.from_index
+        self._restarted = {
+            stage_folder(self.work_dir, i, s) for i, s in enumerate(self.stages, 1) if i > first
+        }
+        for folder in self._restarted:  # forget them before any stage runs
+            (folder / STAGE_RECORD).unlink(missing_ok=True)
+
+    def folder(self, index: int, stage: Stage[Any], digest: str, inputs: dict[str, str]) -> Path:
+        return stage_folder(self.work_dir, index, stage)
+
+    def reusable(
+        self, index: int, folder: Path, digest: str, inputs: dict[str, str]
+    ) -> StageRecord | None:
+        if folder in self._restarted:
+            return None
+        previous = read_record(folder)
+        return previous if can_skip(previous, digest, inputs, folder) else None
+
+    def fresh(self, folder: Path) -> bool:
+        return folder in self._restarted
+
+    def placed(self, index: int, stage: Stage[Any], folder: Path) -> None:
+        return None
+
+
+def run_stages(
+    config: C,
+    stages: Sequence[Stage[C]],
+    placement: Placement,
+    *,
+    progress: Progress | None = None,
+    console: Console | None = None,
+    on_stage: Callable[[StageRun], None] | None = None,
+    runs: list[StageRun] | None = None,
+) -> list[StageRun]:
+    """Run ``stages`` in order through ``placement``; returns (and appends to ``runs``) what
+    ran and what was reused. A failing stage is recorded and its exception re-raised."""
+    folders: dict[str, Path] = {}
+    records: dict[str, StageRecord] = {}
+    runs = [] if runs is None else runs
+    for index, stage in enumerate(stages, 1):
+        paths, hashes = resolve_inputs(stage, folders, records, placement.missing_input_fix)
+        hashes.update({k: sha256_tree(p) for k, p in stage.sources(config).items()})
+        digest = settings_digest(stage, config)
+        folder = placement.folder(index, stage, digest, hashes)
+        began = time.perf_counter()
+        record = placement.reusable(index, folder, digest, hashes)
+        if record is not None:
+            if console is not None:
+                console.print(f"[dim]= {stage.name}: unchanged, skipped[/]")
+            run = StageRun(stage.name, "skipped", time.perf_counter() - began, record, folder)
+        else:
+            if console is not None:
+                console.rule(f"[bold]{index:02d} {stage.name}[/] {stage.description}")
+            prepare_folder(folder, read_record(folder), digest, hashes, placement.fresh(folder))
+            try:
+                record = run_stage(stage, config, folder, paths, hashes, progress)
+            except Exception:
+                runs.append(StageRun(stage.name, "failed", time.perf_counter() - began, None))
+                raise
+            run = StageRun(stage.name, "ran", time.perf_counter() - began, record, folder)
+        folders[stage.name], records[stage.name] = folder, record
+        placement.placed(index, stage, folder)
+        runs.append(run)
+        if on_stage is not None:
+            on_stage(run)
+    return runs
+
+
+def check_from(stages: Sequence[Stage[Any]], from_stage: str | None) -> int | None:
+    """The position (from 0) of ``from_stage``; a UsageError naming the stages if unknown."""
     names = [s.name for s in stages]
     if from_stage is None:
-        return len(stages)
+        return None
     if from_stage not in names:
         raise UsageError(f"unknown stage {from_stage!r} for --from; fix: use one of {names}")
     return names.index(from_stage)
-
-
-def apply_device(device: str) -> None:
-    """Honour ``device``: hide CUDA for ``cpu``; refuse ``cuda`` when none is visible.
-
-    The engines pick CUDA by themselves when they see it, so ``cpu`` works by hiding it
-    before torch initialises CUDA.
-    """
-    if device == "cpu":
-        os.environ["CUDA_VISIBLE_DEVICES"] = ""
-    elif device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            raise UsageError("device = 'cuda' but no CUDA device is visible; fix: use 'auto'")
-
-
-def preflight(config: SiteConfig) -> None:
-    """Checks that would otherwise fail hours in: device, model names, backend (the audit
-    policy is validated with the config).
-
-    Model names are resolved offline (nothing is fetched or converted here).
-    """
-    from site_agent.generate.backend import check_backend_name
-    from site_agent.models.references import check_model_references
-
-    apply_device(config.device)
-    check_model_references(config)
-    check_backend_name(config.generation.backend)
-
-
-def run_pipeline(
-    config: SiteConfig,
-    stages: Sequence[Stage] | None = None,
-    from_stage: str | None = None,
-    console: Console | None = None,
-    runs: list[StageRun] | None = None,
-) -> list[StageRun]:
-    """Run every stage in order; returns (and appends to ``runs``) what ran and was skipped."""
-    from site_agent.pipeline.registry import STAGES, check_registry
-
-    stages = STAGES if stages is None else stages
-    check_registry(stages)
-    preflight(config)
-    console = console or Console(stderr=True)
-    forced_from = _check_from(stages, from_stage)
-    folders = {s.name: stage_folder(config.work_dir, i, s) for i, s in enumerate(stages, 1)}
-    records: dict[str, StageRecord] = {}
-    runs = [] if runs is None else runs
-    restarted = [folders[s.name] for s in stages[forced_from:]]
-    fresh = set(restarted)
-    _invalidate(restarted)
-    for index, stage in enumerate(stages):
-        folder = folders[stage.name]
-        paths, hashes = resolve_inputs(stage, folders, records)
-        hashes.update({k: sha256_tree(p) for k, p in stage.sources(config).items()})
-        previous = read_record(folder)
-        digest = settings_digest(stage, config)
-        if index < forced_from and can_skip(previous, digest, hashes, folder):
-            assert previous is not None
-            console.print(f"[dim]= {stage.name}: unchanged, skipped[/]")
-            records[stage.name] = previous
-            runs.append(StageRun(stage.name, "skipped", 0.0, previous))
-            continue
-        console.rule(f"[bold]{index + 1:02d} {stage.name}[/] {stage.description}")
-        prepare_folder(folder, previous, digest, hashes, folder in fresh)
-        began = time.perf_counter()
-        try:
-            records[stage.name] = run_stage(stage, config, folder, paths, hashes)
-        except Exception:
-            runs.append(StageRun(stage.name, "failed", time.perf_counter() - began, None))
-            raise
-        runs.append(StageRun(stage.name, "ran", time.perf_counter() - began, records[stage.name]))
-    return runs

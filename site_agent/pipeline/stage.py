@@ -1,6 +1,9 @@
 """What a pipeline stage is: a named adapter onto a plain ``run``, the config slice it depends
 on, its inputs; and ``stage.json``, the record that says where its artifacts are.
 
+The machinery is generic: it imports no stage and no site config. The ordered stage list and
+the adapters that read ``site.toml`` are the composition root, :mod:`site_agent.stages`.
+
 A stage reads upstream artifacts by key (``"split.train"``), writes its own artifacts into
 its folder ``<work_dir>/<NN-name>/`` and returns them by name. ``stage.json`` records status,
 the digest of the stage's settings, the hashes of its inputs and outputs, package versions
@@ -13,22 +16,24 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import Field
 from rich.progress import Progress
 
 from protocol.base import ProtocolModel
-from site_agent.config import SiteConfig
+
+C = TypeVar("C")
+"""The configuration type the stages read (the site agent's ``SiteConfig``)."""
 
 STAGE_RECORD = "stage.json"
 
 
 @dataclass(frozen=True)
-class StageContext:
+class StageContext(Generic[C]):
     """Everything a stage adapter may use: config, folder, inputs and their hashes, progress."""
 
-    config: SiteConfig
+    config: C
     stage_dir: Path
     inputs: Mapping[str, Path]
     input_hashes: Mapping[str, str] = field(default_factory=dict)
@@ -44,7 +49,7 @@ class StageOutput:
 
 
 @dataclass(frozen=True)
-class Stage:
+class Stage(Generic[C]):
     """One registered stage.
 
     ``settings`` picks the part of the site config the stage depends on (its digest decides
@@ -54,10 +59,10 @@ class Stage:
     """
 
     name: str
-    run: Callable[[StageContext], StageOutput]
-    settings: Callable[[SiteConfig], Any]
+    run: Callable[[StageContext[C]], StageOutput]
+    settings: Callable[[C], Any]
     inputs: tuple[str, ...] = ()
-    sources: Callable[[SiteConfig], dict[str, Path]] = lambda _config: {}
+    sources: Callable[[C], dict[str, Path]] = lambda _config: {}
     description: str = ""
 
 

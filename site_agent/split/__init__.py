@@ -2,8 +2,3 @@
 
 ``by_source`` holds the deterministic, source-grouping split; ``stage`` the pipeline stage.
 """
-
-from site_agent.split.by_source import split_corpus
-from site_agent.split.settings import CorpusSettings, SplitSettings
-
-__all__ = ["CorpusSettings", "SplitSettings", "split_corpus"]

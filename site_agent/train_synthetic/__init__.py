@@ -3,7 +3,3 @@
 ``stage`` trains a fresh encoder on the synthetic corpus and scores it and the gold annotator
 on the held-out test split; ``report`` is the site report it writes (may be exported).
 """
-
-from site_agent.train_synthetic.report import ModelScores, SiteReport, render_markdown
-
-__all__ = ["ModelScores", "SiteReport", "render_markdown"]

@@ -19,7 +19,7 @@ from shared.signing import generate_signing_key
 from site_agent.client_app import app as client_app
 from site_agent.config import build_site_config
 from site_agent.demo.make_demo_corpus import SHARED, build_corpus, scheme_mapping, write_corpus
-from site_agent.pipeline import run_pipeline
+from site_agent.stages.pipeline import run_pipeline
 from tests.coordinator.fake_grid import InProcessGrid
 from tests.tiny_models import tiny_causal_lm, tiny_encoder
 

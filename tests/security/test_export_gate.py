@@ -24,7 +24,8 @@ from site_agent.audit import AUDITED_CORPUS, AuditBinding, AuditPolicy, run_audi
 from site_agent.audit.seal import seal_key, write_seal
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.export import BundleRequest, build_bundle
-from site_agent.pipeline import Stage, StageContext, StageOutput, run_pipeline
+from site_agent.pipeline import Stage, StageContext, StageOutput
+from site_agent.stages.pipeline import run_pipeline
 from tests.site_agent.audit.builders import random_corpus
 
 REAL = random_corpus(5, 12, "r", words=40)
@@ -401,8 +402,8 @@ def test_an_untouched_work_dir_is_still_skipped(config: SiteConfig) -> None:
 def test_export_refuses_a_training_split_that_is_not_the_gold_corpus_split(
     tmp_path: Path,
 ) -> None:
-    from site_agent.export.stage import audit_binding
-    from site_agent.split import stage as split
+    from site_agent.stages import split as split
+    from site_agent.stages.export import audit_binding
 
     gold = tmp_path / "gold.jsonl"
     write_corpus(random_corpus(2, 30, "g", words=20), gold)

@@ -311,8 +311,8 @@ def test_site_agent_validate_empty_corpus_says_so(tmp_path: Path) -> None:
 
 def test_pipeline_refuses_an_empty_gold_corpus_before_training(tmp_path: Path) -> None:
     from site_agent.config import build_site_config
-    from site_agent.pipeline import run_pipeline
-    from site_agent.pipeline.registry import STAGES
+    from site_agent.stages.pipeline import run_pipeline
+    from site_agent.stages.registry import STAGES
 
     corpus = tmp_path / "empty.jsonl"
     corpus.write_bytes(b"")
@@ -384,7 +384,8 @@ def test_unknown_model_names_stop_the_pipeline_before_any_stage(
 ) -> None:
     from shared.errors import ModelUnavailableError
     from site_agent.models import registered_models
-    from site_agent.pipeline import Stage, run_pipeline
+    from site_agent.pipeline import Stage
+    from site_agent.stages.pipeline import run_pipeline
 
     STAGE_CALLS.clear()
     config = _config(tmp_path, **tables)
@@ -401,7 +402,7 @@ def test_resolvable_model_names_pass_preflight_without_fetching(
     tmp_path: Path, hf_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import site_agent.models.fetch as fetch
-    from site_agent.pipeline import preflight
+    from site_agent.stages.pipeline import check_runnable as preflight
 
     monkeypatch.setattr(fetch, "fetch_model", _never_run)
     folder = tmp_path / "my-encoder"
@@ -415,7 +416,7 @@ def test_resolvable_model_names_pass_preflight_without_fetching(
 
 
 def test_unknown_generation_backend_names_its_key(tmp_path: Path) -> None:
-    from site_agent.pipeline import preflight
+    from site_agent.stages.pipeline import check_runnable as preflight
 
     config = _config(tmp_path, generation={"backend": "vllmm"})
     with pytest.raises(ConfigError) as caught:
@@ -623,8 +624,8 @@ def test_annotator_json_names_the_base_model_without_its_path(tmp_path: Path) ->
 def test_export_manifest_base_models_are_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from site_agent.export import stage as export
-    from site_agent.export.stage import export_request
+    from site_agent.stages import export as export
+    from site_agent.stages.export import export_request
 
     monkeypatch.setattr(export, "audit_binding", lambda config, inputs: None)
     monkeypatch.setenv("DEID_SYNTH_CACHE", str(tmp_path / "empty-cache"))  # not fetched here

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from shared.errors import ConfigError
-from site_agent.cli.site_setup import initialise_site, starter_toml
 from site_agent.config import (
     PROFILES,
     SiteConfigError,
     build_site_config,
     load_site_config,
 )
+from site_agent.site_setup import initialise_site, starter_toml
 
 MINIMAL = {"site_id": "h1", "corpus": {"path": "train.jsonl"}}
 
@@ -111,7 +111,7 @@ def test_starter_toml_quotes_odd_paths() -> None:
 
 def test_starter_config_carries_a_federation_table_join_accepts(tmp_path: Path) -> None:
     from site_agent.federation.join import load_join_config
-    from site_agent.pipeline import folder_of
+    from site_agent.stages.pipeline import folder_of
 
     setup = initialise_site("h2", tmp_path / "keys", tmp_path / "site.toml", Path("c.jsonl"))
     join = load_join_config(setup.config)

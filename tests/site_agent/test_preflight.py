@@ -10,7 +10,7 @@ import pytest
 
 from protocol import Corpus, Document, Span
 from shared.corpus_io import write_corpus
-from site_agent.preflight import default_settings, preflight, preflight_lines
+from site_agent.stages.preflight import default_settings, preflight, preflight_lines
 from tests.site_agent.annotator.test_recipe import corpus
 
 

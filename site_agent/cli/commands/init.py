@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from site_agent.cli.site_setup import corpus_language, initialise_site
+from site_agent.site_setup import corpus_language, initialise_site
 
 
 def register(app: typer.Typer) -> None:

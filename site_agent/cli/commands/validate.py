@@ -18,7 +18,12 @@ from shared.corpus_io import read_corpus, require_documents
 from shared.errors import CorpusFormatError
 from shared.provenance import make_provenance, sha256_tree
 from site_agent.annotator.settings import GoldAnnotatorSettings
-from site_agent.preflight import PreflightReport, default_settings, preflight, preflight_lines
+from site_agent.stages.preflight import (
+    PreflightReport,
+    default_settings,
+    preflight,
+    preflight_lines,
+)
 
 
 def print_problems(exc: CorpusFormatError, console: Console) -> None:

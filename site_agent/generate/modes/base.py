@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 from protocol import Corpus, Document
 from site_agent.audit.identifying import IdentifyingIndex
 from site_agent.generate.settings import GenerationSettings
-from site_agent.pseudonymise import PseudonymiseSettings
+from site_agent.pseudonymise.settings import PseudonymiseSettings
 
 SpanSource = Literal["annotator", "generator"]
 

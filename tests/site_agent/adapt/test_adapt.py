@@ -13,7 +13,8 @@ from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM
 
 from shared.errors import ConfigError
-from site_agent.adapt import AdaptSettings, adapt_generator
+from site_agent.adapt.settings import AdaptSettings
+from site_agent.adapt.train import adapt_generator
 
 TEXTS = [f"Paciente de {n} años ingresa en el Hospital {n % 3} con fiebre." for n in range(24)]
 FAST = AdaptSettings(

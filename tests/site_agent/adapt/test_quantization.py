@@ -6,8 +6,12 @@ import pytest
 import torch
 
 from shared.errors import ConfigError
-from site_agent.adapt import choose_quantization, nf4_config_kwargs
-from site_agent.adapt.quantization import LoadPlan, load_kwargs
+from site_agent.adapt.quantization import (
+    LoadPlan,
+    choose_quantization,
+    load_kwargs,
+    nf4_config_kwargs,
+)
 
 
 @pytest.mark.parametrize(

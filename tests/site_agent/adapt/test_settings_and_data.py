@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from site_agent.adapt import AdaptSettings
 from site_agent.adapt.data import collate, epoch_order, tokenise_documents
+from site_agent.adapt.settings import AdaptSettings
 from site_agent.adapt.targets import target_modules_for
 from tests.tiny_models import tiny_causal_lm
 

@@ -19,8 +19,9 @@ from site_agent.audit.membership_canaries import (
     secret_vocabulary,
 )
 from site_agent.audit.settings import AuditSettings, CanarySettings
-from site_agent.pseudonymise import stage as pseudonymise_stage
+from site_agent.generate.modes import mode_for
 from site_agent.pseudonymise.settings import PseudonymiseSettings
+from site_agent.stages import pseudonymise as pseudonymise_stage
 from tests.site_agent.audit.builders import random_corpus
 
 TRAIN = random_corpus(5, 12, "note-", words=40)
@@ -34,7 +35,9 @@ def test_members_are_appended_and_non_members_are_nowhere() -> None:
     added = planted.documents[len(TRAIN) :]
     assert [d.id for d in added] == [c.id for c in record.members]
     assert all(is_membership_canary(d) for d in added)
-    text = "\n".join(training_texts(planted, "annotate"))  # what the generator learns from
+    text = "\n".join(
+        training_texts(planted, mode_for("annotate").render)
+    )  # what the generator learns from
     assert all(c.secret in text and c.text in text for c in record.members)
     assert not any(c.secret in text or c.identifier in text for c in record.non_members)
 
@@ -189,9 +192,9 @@ def test_planted_canaries_do_not_enlarge_the_synthetic_corpus(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """The amount is a multiple of the training notes; canary notes are not training notes."""
-    from site_agent.generate import stage as generate_stage
     from site_agent.generate.modes import SeedNotes
     from site_agent.generate.settings import GenerationSettings
+    from site_agent.stages import generate as generate_stage
 
     class Planned(Exception):
         pass
@@ -208,6 +211,12 @@ def test_planted_canaries_do_not_enlarge_the_synthetic_corpus(
     assert len(planted) == len(TRAIN) + len(record.members)
     with pytest.raises(Planned):
         generate_stage.run(
-            tmp_path, TRAIN, SeedNotes(planted), "generator", GenerationSettings(), tmp_path
+            tmp_path,
+            TRAIN,
+            SeedNotes(planted),
+            "generator",
+            GenerationSettings(),
+            mode_for("annotate"),
+            tmp_path,
         )
     assert sizes == [len(TRAIN)]

@@ -19,6 +19,7 @@ from site_agent.adapt.data import collate, tokenise_documents, training_texts
 from site_agent.audit import AuditPolicy, run_audit
 from site_agent.audit.membership_canaries import make_membership_canaries
 from site_agent.audit.settings import CanarySettings
+from site_agent.generate.modes import mode_for
 from tests.site_agent.audit.builders import random_corpus
 
 pytestmark = pytest.mark.slow
@@ -82,7 +83,9 @@ def planted() -> tuple[Corpus, MembershipCanarySet]:
 def memorising(
     planted: tuple[Corpus, MembershipCanarySet], tmp_path_factory: pytest.TempPathFactory
 ) -> AuditReport:
-    adaptation_text = training_texts(planted[0], "annotate")  # notes + member canaries
+    adaptation_text = training_texts(
+        planted[0], mode_for("annotate").render
+    )  # notes + member canaries
     folder = tmp_path_factory.mktemp("memorising")
     synthetic = overfit_and_sample(adaptation_text, folder / "model")
     return run_audit(
@@ -95,7 +98,9 @@ def clean(
     planted: tuple[Corpus, MembershipCanarySet], tmp_path_factory: pytest.TempPathFactory
 ) -> AuditReport:
     folder = tmp_path_factory.mktemp("clean")
-    synthetic = overfit_and_sample(training_texts(TRAIN, "annotate"), folder / "model")
+    synthetic = overfit_and_sample(
+        training_texts(TRAIN, mode_for("annotate").render), folder / "model"
+    )
     return run_audit(
         TRAIN, synthetic, AuditPolicy(), folder / "audit", membership_canaries=planted[1]
     )

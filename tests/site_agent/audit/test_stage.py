@@ -13,10 +13,10 @@ from shared.corpus_io import write_corpus
 from shared.errors import QualityGateError
 from shared.provenance import sha256_file
 from site_agent.audit import AuditPolicy
-from site_agent.audit import stage as audit_stage
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.pipeline import StageContext
 from site_agent.pseudonymise.records import SurrogateRecord, write_surrogates
+from site_agent.stages import audit as audit_stage
 
 
 def _corpus(n: int, prefix: str) -> Corpus:
@@ -43,7 +43,7 @@ def audit_inputs(tmp_path: Path) -> dict[str, Path]:
 
 @pytest.fixture(autouse=True)
 def _no_model_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(audit_stage, "tokenizer_reference", lambda name: "tok")
+    monkeypatch.setattr(audit_stage, "tokenizer_reference", lambda config: "tok")
 
 
 def _ctx(tmp_path: Path, inputs: dict[str, Path]) -> StageContext:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from shared.errors import UsageError
-from site_agent.cli.site_setup import corpus_language
 from site_agent.config import load_site_config
+from site_agent.site_setup import corpus_language
 
 REPO = Path(__file__).resolve().parents[3]
 

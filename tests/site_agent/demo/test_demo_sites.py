@@ -13,11 +13,11 @@ from shared.corpus_io import read_corpus
 from shared.errors import ConfigError
 from shared.label_mapping import apply_mapping, load_label_mapping
 from shared.transport_policy import choose_transport
-from site_agent.cli.site_setup import key_paths
 from site_agent.config import load_site_config
 from site_agent.demo.make_demo_corpus import SCHEMES, SHARED, build_corpus
 from site_agent.demo.sites import DEMO_SITES, FEDERATION_TOML, LABEL_MAPPING, DemoSite, write_site
 from site_agent.federation.join import load_join_config
+from site_agent.site_setup import key_paths
 
 
 @pytest.fixture

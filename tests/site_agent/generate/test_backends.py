@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from shared.errors import ConfigError
-from site_agent.generate import GenerationSettings, choose_backend
+from site_agent.generate.backend import choose_backend
 from site_agent.generate.hf_backend import hf_generation_kwargs
+from site_agent.generate.settings import GenerationSettings
 from site_agent.generate.vllm_backend import engine_kwargs, sampling_kwargs
 
 

@@ -11,8 +11,10 @@ import pytest
 
 from shared.corpus_io import read_corpus
 from shared.errors import ConfigError, CorpusFormatError
-from site_agent.generate import GenerationPlan, GenerationSettings, generate_corpus
 from site_agent.generate import backend as backend_registry
+from site_agent.generate.plan import GenerationPlan
+from site_agent.generate.run import generate_corpus
+from site_agent.generate.settings import GenerationSettings
 from site_agent.generate.store import load_done
 from tests.site_agent.generate import fake_backend
 

@@ -13,14 +13,14 @@ from pydantic import ValidationError
 from protocol import Corpus, Document, Span
 from shared.errors import ConfigError
 from site_agent.adapt.data import training_texts
-from site_agent.generate import GenerationSettings
 from site_agent.generate import backend as backend_registry
-from site_agent.generate import stage as generate_stage
 from site_agent.generate.backend import PromptJob
 from site_agent.generate.modes import SeedNotes, mode_for, mode_names
 from site_agent.generate.plan import opening, plan_generation
 from site_agent.generate.prompts import prompt_renderer
-from site_agent.pseudonymise import PseudonymiseSettings
+from site_agent.generate.settings import GENERATION_MODES, GenerationSettings
+from site_agent.pseudonymise.settings import PseudonymiseSettings
+from site_agent.stages import generate as generate_stage
 from tests.tiny_models import tiny_causal_lm
 
 NAME, DATE = "NOMBRE_SUJETO_ASISTENCIA", "FECHAS"
@@ -81,7 +81,7 @@ def spy_registered() -> Iterator[None]:
 
 
 def test_the_three_modes_are_registered_and_others_refused() -> None:
-    assert mode_names() == ["annotate", "tagged", "template"]
+    assert mode_names() == ["annotate", "tagged", "template"] == list(GENERATION_MODES)
     assert mode_for("tagged").spans == "generator" and mode_for("annotate").spans == "annotator"
     with pytest.raises(ConfigError, match=r"\[generation\] mode = 'free'.*fix:"):
         mode_for("free")
@@ -117,7 +117,7 @@ def test_notes_that_open_with_an_identifier_prompt_with_a_surrogate() -> None:
 def test_prompts_render_as_the_mode_renders_training_notes(mode: str, marker: str | None) -> None:
     render = prompt_renderer(mode_for(mode), PseudonymiseSettings())
     (first, *_rest) = render(Corpus(documents=(opening(VALIDATION.documents[0], 3),)))
-    texts = training_texts(TRAIN, mode)
+    texts = training_texts(TRAIN, mode_for(mode).render)
     if marker is None:
         assert texts == [d.text for d in TRAIN.documents]
         assert "<" not in first and "{{" not in first
@@ -132,7 +132,13 @@ def _run_generate(mode: str, tmp_path: Path) -> tuple[Corpus, dict[str, object]]
     )
     seeds = SeedNotes(TRAIN, PseudonymiseSettings(mode="none"))
     labelled, _prompts = generate_stage.run(
-        tmp_path / "adapter", VALIDATION, seeds, str(model), settings, tmp_path / "out"
+        tmp_path / "adapter",
+        VALIDATION,
+        seeds,
+        str(model),
+        settings,
+        mode_for(mode),
+        tmp_path / "out",
     )
     return labelled.corpus, labelled.summary
 
@@ -140,7 +146,7 @@ def _run_generate(mode: str, tmp_path: Path) -> tuple[Corpus, dict[str, object]]
 def test_template_mode_shows_the_generator_no_real_identifier(tmp_path: Path) -> None:
     """Planted names and a date, unpseudonymised training split: neither the adaptation text
     nor any prompt holds one; the filled notes carry exact spans."""
-    adaptation = training_texts(TRAIN, "template")
+    adaptation = training_texts(TRAIN, mode_for("template").render)
     corpus, summary = _run_generate("template", tmp_path)
     lm_input = [*adaptation, *SEEN_PROMPTS]
     assert len(SEEN_PROMPTS) == 3

@@ -8,15 +8,17 @@ import pytest
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from protocol import Corpus, Document, Span
-from site_agent.generate import GenerationSettings, plan_for_model, plan_generation
 from site_agent.generate.plan import (
     allocate,
     batches,
     build_prompts,
     plan_amount,
+    plan_for_model,
+    plan_generation,
     prompt_for,
     slots,
 )
+from site_agent.generate.settings import GenerationSettings
 from tests.tiny_models import tiny_tokenizer
 
 VALIDATION = [

@@ -18,9 +18,9 @@ from site_agent.generate.fill import FilledNote, fill_templates, shape_pool
 from site_agent.generate.mix import pii_mix
 from site_agent.generate.modes.template import identifier_like
 from site_agent.generate.placeholders import PLACEHOLDER, insert_placeholders, read_template
-from site_agent.generate.stage import forbidden_surfaces
-from site_agent.pseudonymise import PseudonymiseSettings
 from site_agent.pseudonymise.records import SurrogateRecord, write_surrogates
+from site_agent.pseudonymise.settings import PseudonymiseSettings
+from site_agent.stages.generate import forbidden_surfaces
 
 NAME, DATE, AGE = "NOMBRE_SUJETO_ASISTENCIA", "FECHAS", "EDAD_SUJETO_ASISTENCIA"
 TRAIN = Corpus(

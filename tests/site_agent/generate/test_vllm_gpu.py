@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from site_agent.generate import GenerationPlan, GenerationSettings, generate_corpus
+from site_agent.generate.plan import GenerationPlan
+from site_agent.generate.run import generate_corpus
+from site_agent.generate.settings import GenerationSettings
 
 torch = pytest.importorskip("torch")
 

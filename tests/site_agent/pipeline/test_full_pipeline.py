@@ -16,8 +16,9 @@ from shared.corpus_io import read_corpus
 from shared.signing import generate_signing_key
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.export import verify_bundle
-from site_agent.pipeline import folder_of, read_record, run_pipeline, stage_artifact, stage_folder
-from site_agent.pipeline.registry import STAGES
+from site_agent.pipeline import read_record, stage_folder
+from site_agent.stages.pipeline import folder_of, run_pipeline, stage_artifact
+from site_agent.stages.registry import STAGES
 from tests.security.scan import leaks, needles
 from tests.tiny_models import tiny_causal_lm, tiny_encoder
 

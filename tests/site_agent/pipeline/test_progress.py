@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from site_agent.pipeline.progress import PlainProgress, ProgressBars, new_progress
+from shared.progress import PlainProgress, ProgressBars, new_progress
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -9,8 +9,9 @@ import pytest
 
 from shared.errors import QualityGateError, UsageError
 from site_agent.config import SiteConfig, build_site_config
-from site_agent.pipeline import Stage, StageContext, StageOutput, read_record, run_pipeline
-from site_agent.pipeline.registry import STAGES, check_registry
+from site_agent.pipeline import Stage, StageContext, StageOutput, read_record
+from site_agent.stages.pipeline import run_pipeline
+from site_agent.stages.registry import STAGES, check_registry
 
 CALLS: list[str] = []
 

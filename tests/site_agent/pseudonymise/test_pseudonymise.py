@@ -11,7 +11,7 @@ import pytest
 from faker import Faker
 
 from protocol import Corpus, Document, Span
-from site_agent.pseudonymise import pseudonymise_corpus
+from site_agent.pseudonymise.corpus import pseudonymise_corpus
 from site_agent.pseudonymise.filter import filter_document, sentence_bounds
 from site_agent.pseudonymise.records import sensitive_surfaces
 from site_agent.pseudonymise.settings import PseudonymiseSettings

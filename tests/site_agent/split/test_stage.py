@@ -7,8 +7,8 @@ from pathlib import Path
 from protocol import Corpus, Document, Span
 from shared.corpus_io import read_corpus, write_corpus
 from shared.provenance import sha256_file
-from site_agent.split import stage as split
 from site_agent.split.settings import CorpusSettings, SplitSettings
+from site_agent.stages import split as split
 
 
 def _corpus(n: int, prefix: str = "d", sources: int = 0) -> Corpus:

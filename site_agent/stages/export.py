@@ -16,12 +16,12 @@ from shared.corpus_io import read_corpus
 from shared.errors import ConfigError
 from shared.provenance import config_digest
 from site_agent.audit.seal import seal_key
-from site_agent.audit.stage import pii_surfaces, tokenizer_reference
 from site_agent.config import SiteConfig
 from site_agent.export.bundle import BundleRequest, build_bundle
 from site_agent.models.identity import model_identity
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
-from site_agent.split.stage import training_split
+from site_agent.stages.knobs import pii_surfaces, tokenizer_reference
+from site_agent.stages.split import training_split
 
 if TYPE_CHECKING:
     from site_agent.audit.binding import AuditBinding
@@ -49,7 +49,7 @@ def audit_binding(config: SiteConfig, inputs: dict[str, Path]) -> AuditBinding:
         pii_surfaces=tuple(pii_surfaces(inputs["pseudonymise.surrogates"])),
         canaries=inputs["pseudonymise.canaries"],
         membership_canaries=inputs.get("pseudonymise.membership_canaries"),
-        tokenizer=tokenizer_reference(config.adapt.base_model),
+        tokenizer=tokenizer_reference(config),
         seal_key=seal_key(config.signing_key) if config.signing_key else None,
     )
 

@@ -1,26 +1,31 @@
-"""The stage registry: the site pipeline, in order. Add a stage by adding it here.
+"""The site pipeline, in order. Add a stage by adding it here.
 
-Each stage is a package ``site_agent/<stage>/`` whose ``stage.py`` holds its ``STAGE``.
+Each stage is a library package ``site_agent/<stage>/`` with a plain ``run`` and a leaf
+``settings.py``; its adapter (what it reads from ``site.toml``, which artifacts it takes) is
+``site_agent/stages/<stage>.py``, which holds its ``STAGE``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from site_agent.adapt import stage as adapt
-from site_agent.annotate import stage as annotate
-from site_agent.annotator import stage as annotator
-from site_agent.audit import stage as audit
-from site_agent.export import stage as export
-from site_agent.generate import stage as generate
+from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage
-from site_agent.pseudonymise import stage as pseudonymise
-from site_agent.split import stage as split
-from site_agent.train_synthetic import stage as train_synthetic
+from site_agent.stages import (
+    adapt,
+    annotate,
+    annotator,
+    audit,
+    export,
+    generate,
+    pseudonymise,
+    split,
+    train_synthetic,
+)
 
 # raw gold corpus -> splits -> pseudonymised training text -> gold annotator -> adapted
 # generator -> synthetic notes -> machine annotations -> privacy audit -> evaluation -> export
-STAGES: tuple[Stage, ...] = (
+STAGES: tuple[Stage[SiteConfig], ...] = (
     split.STAGE,
     pseudonymise.STAGE,
     annotator.STAGE,
@@ -37,7 +42,9 @@ TEST_SPLIT = "split.test"
 FINAL_EVALUATION = frozenset({"train-synthetic"})
 
 
-def check_registry(stages: Sequence[Stage], final: frozenset[str] = FINAL_EVALUATION) -> None:
+def check_registry(
+    stages: Sequence[Stage[SiteConfig]], final: frozenset[str] = FINAL_EVALUATION
+) -> None:
     """Stage names are unique, inputs come from earlier stages, the test split stays held out
     (only the stages named in ``final`` may read it)."""
     seen: set[str] = set()
@@ -58,7 +65,7 @@ def check_registry(stages: Sequence[Stage], final: frozenset[str] = FINAL_EVALUA
         seen.add(stage.name)
 
 
-def stage_names(stages: Sequence[Stage] = STAGES) -> list[str]:
+def stage_names(stages: Sequence[Stage[SiteConfig]] = STAGES) -> list[str]:
     return [s.name for s in stages]
 
 

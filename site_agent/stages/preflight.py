@@ -101,7 +101,7 @@ def training_preflight(config: SiteConfig) -> PreflightReport | None:
     None when the gold corpus cannot be read yet: the pipeline then stops at its own checks or
     at the split stage, which report the problem with its fix.
     """
-    from site_agent.split.stage import training_split
+    from site_agent.stages.split import training_split
 
     try:
         train = training_split(config)

@@ -21,7 +21,7 @@ from site_agent.audit.membership_canaries import make_membership_canaries
 from site_agent.audit.settings import CanarySettings
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
-from site_agent.pseudonymise import PseudonymiseResult, pseudonymise_corpus
+from site_agent.pseudonymise.corpus import PseudonymiseResult, pseudonymise_corpus
 from site_agent.pseudonymise.records import SURROGATES_FILE, write_surrogates
 from site_agent.pseudonymise.settings import PseudonymiseSettings
 

@@ -8,33 +8,36 @@ The generation mode renders each training note first (``[generation] mode``): as
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.progress import Progress
 
 from shared.corpus_io import read_corpus
+from shared.progress import ProgressBars
 from site_agent.adapt.data import training_texts
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.config import SiteConfig
-from site_agent.generate.modes import mode_for
-from site_agent.pipeline.progress import ProgressBars
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.stages.knobs import generation_mode
+
+if TYPE_CHECKING:
+    from site_agent.generate.modes import GenerationMode
 
 
 def run(
     train_path: Path,
     settings: AdaptSettings,
     out_dir: Path,
+    mode: GenerationMode,
     progress: Progress | None = None,
-    mode: str = "annotate",
 ) -> Path:
     """The adapter folder trained on the notes of ``train_path`` as ``mode`` renders them."""
     from site_agent.adapt.train import adapt_generator
     from site_agent.models import resolve_model
 
     train = read_corpus(train_path)
-    texts = training_texts(train, mode)
-    tokens = mode_for(mode).added_tokens(train)
+    texts = training_texts(train, mode.render)
+    tokens = mode.added_tokens(train)
     model = str(resolve_model(settings.base_model, allow_fetch=True))
     bars = ProgressBars(progress, "adapt steps")
     return Path(adapt_generator(texts, model, settings, out_dir, bars.count, tokens).adapter_dir)
@@ -45,13 +48,13 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
 
 
 def _run(ctx: StageContext) -> StageOutput:
-    mode = ctx.config.generation.mode
+    mode = generation_mode(ctx.config)
     adapter = run(
-        ctx.inputs["pseudonymise.train"], ctx.config.adapt, ctx.stage_dir, ctx.progress, mode
+        ctx.inputs["pseudonymise.train"], ctx.config.adapt, ctx.stage_dir, mode, ctx.progress
     )
     return StageOutput(
         artifacts={"adapter": adapter},
-        summary={"base_model": ctx.config.adapt.base_model, "mode": mode},
+        summary={"base_model": ctx.config.adapt.base_model, "mode": mode.name},
     )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from shared.atomic import atomic_write_text
 from shared.errors import UsageError
 from shared.signing import generate_signing_key
-from site_agent.pipeline import folder_of
+from site_agent.stages.pipeline import folder_of
 
 STARTER_TOML = """\
 # site.toml: the site agent's configuration (site-agent synthesize --site-config site.toml).

@@ -19,8 +19,9 @@ from protocol import Corpus
 from shared.corpus_io import read_corpus, write_corpus
 from site_agent.annotator.encoder import annotate_corpus
 from site_agent.config import SiteConfig
-from site_agent.generate.modes import SpanSource, mode_for
+from site_agent.generate.modes import GenerationMode, SpanSource
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.stages.knobs import generation_mode
 
 CORPUS_FILE = "synthetic.annotated.jsonl"
 
@@ -43,13 +44,13 @@ def run(
     model_dir: Path,
     corpus_path: Path,
     out_path: Path,
-    mode: str = "annotate",
+    mode: GenerationMode,
     progress: Progress | None = None,
 ) -> int:
     """Write the labelled corpus; return how many spans it holds."""
-    source = mode_for(mode).spans
+    source = mode.spans
     annotated = LABELLERS[source](model_dir, read_corpus(corpus_path), progress)
-    notes = {**annotated.provenance.notes, "mode": mode, "spans_from": source}
+    notes = {**annotated.provenance.notes, "mode": mode.name, "spans_from": source}
     provenance = annotated.provenance.model_copy(update={"notes": notes})
     annotated = annotated.model_copy(update={"provenance": provenance})
     write_corpus(annotated, out_path)
@@ -62,14 +63,12 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
 
 def _run(ctx: StageContext) -> StageOutput:
     out_path = ctx.stage_dir / CORPUS_FILE
-    mode = ctx.config.generation.mode
+    mode = generation_mode(ctx.config)
     spans = run(
         ctx.inputs["annotator.model"], ctx.inputs["generate.corpus"], out_path, mode, ctx.progress
     )
-    source = mode_for(mode).spans
-    return StageOutput(
-        artifacts={"corpus": out_path}, summary={"spans": spans, "mode": mode, "spans_from": source}
-    )
+    summary = {"spans": spans, "mode": mode.name, "spans_from": mode.spans}
+    return StageOutput(artifacts={"corpus": out_path}, summary=summary)
 
 
 STAGE = Stage(

@@ -11,7 +11,7 @@ notes whose tags are the spans, or filled templates.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +19,16 @@ from rich.progress import Progress
 
 from protocol import Corpus
 from shared.corpus_io import read_corpus, write_corpus
-from site_agent.audit.identifying import IdentifyingIndex
+from shared.progress import ProgressBars
 from site_agent.audit.membership_canaries import is_membership_canary
-from site_agent.audit.policy import FilterSettings
 from site_agent.config import SiteConfig
-from site_agent.generate.modes import Labelled, SeedNotes, mode_for
+from site_agent.generate.modes import GenerationMode, Labelled, SeedNotes
 from site_agent.generate.plan import plan_for_model
 from site_agent.generate.prompts import prompt_renderer
 from site_agent.generate.settings import GenerationSettings
-from site_agent.pipeline.progress import ProgressBars
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.pseudonymise.records import read_surrogates, sensitive_surfaces
+from site_agent.stages.knobs import generation_mode, identifying_index
 
 PARTIAL_FILE = "generation.partial.jsonl"  # the generator's resumable store
 CORPUS_FILE = "synthetic.raw.jsonl"
@@ -41,6 +40,7 @@ def run(
     seeds: SeedNotes,
     base_model: str,
     settings: GenerationSettings,
+    mode: GenerationMode,
     out_dir: Path,
     progress: Progress | None = None,
 ) -> tuple[Labelled, int]:
@@ -50,7 +50,6 @@ def run(
     from site_agent.generate.run import generate_corpus
     from site_agent.models import resolve_model
 
-    mode = mode_for(settings.mode)
     model = str(resolve_model(base_model, allow_fetch=True))
     render = prompt_renderer(mode, seeds.surrogates)
     notes = sum(not is_membership_canary(d) for d in seeds.train.documents)  # canaries aside
@@ -66,23 +65,6 @@ def forbidden_surfaces(train: Corpus, inputs: Mapping[str, Path]) -> tuple[str, 
     known = sensitive_surfaces(read_surrogates(inputs["pseudonymise.surrogates"]))
     seen = {d.surface(s) for d in train.documents for s in d.spans}
     return tuple(sorted(seen.union(known["originals"], known["surrogates"])))
-
-
-def identifying_index(
-    inputs: Mapping[str, Path], filters: FilterSettings, base_model: str
-) -> Callable[[], IdentifyingIndex]:
-    """The real training notes' identifying n-grams, in words and the generator's tokens, as
-    the audit's sensitive n-gram filter counts them; built when a mode asks (the template
-    filler), never shown to the generator."""
-
-    def build() -> IdentifyingIndex:
-        from site_agent.models import resolve_model
-
-        real = read_corpus(inputs["split.train"]).documents  # what the audit compares with
-        tokenizer = str(resolve_model(base_model, allow_fetch=True))
-        return IdentifyingIndex.build(real, filters, tokenizer)
-
-    return build
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
@@ -104,7 +86,7 @@ def _run(ctx: StageContext) -> StageOutput:
         train,
         config.pseudonymise,
         forbidden_surfaces(train, ctx.inputs),
-        identifying_index(ctx.inputs, config.audit.policy.filters, config.adapt.base_model),
+        identifying_index(config, ctx.inputs["split.train"]),
     )
     labelled, prompts = run(
         ctx.inputs["adapt.adapter"],
@@ -112,6 +94,7 @@ def _run(ctx: StageContext) -> StageOutput:
         seeds,
         config.adapt.base_model,
         config.generation,
+        generation_mode(config),
         ctx.stage_dir,
         ctx.progress,
     )

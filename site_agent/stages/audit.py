@@ -19,9 +19,8 @@ from site_agent.audit.run import run_audit
 from site_agent.audit.seal import seal_key, write_seal
 from site_agent.audit.settings import AuditSettings
 from site_agent.config import SiteConfig
-from site_agent.models import resolve_model
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
-from site_agent.pseudonymise.records import read_surrogates
+from site_agent.stages.knobs import pii_surfaces, tokenizer_reference
 
 REPORT_FILE = "audit.json"
 
@@ -35,17 +34,6 @@ def audited_corpus_file(out_dir: Path, report: AuditReport) -> Path:
         f"{out_dir}: no corpus file matches the audited SHA-256 "
         f"{report.audited_corpus_sha256[:16]}...; fix: re-run the audit stage"
     )
-
-
-def pii_surfaces(surrogates: Path) -> list[tuple[str, str]]:
-    """The ``(label, surrogate)`` pairs the generator saw instead of real PII (searched too)."""
-    records = read_surrogates(surrogates)
-    return sorted({(r.label, r.surrogate) for r in records if r.surrogate != r.original})
-
-
-def tokenizer_reference(base_model: str) -> str:
-    """The generator's tokenizer (a folder): the audit counts n-grams in its tokens too."""
-    return str(resolve_model(base_model, allow_fetch=True))
 
 
 def run(
@@ -100,7 +88,7 @@ def _run(ctx: StageContext) -> StageOutput:
     report, corpus = run(
         dict(ctx.inputs),
         config.audit,
-        tokenizer_reference(config.adapt.base_model),
+        tokenizer_reference(config),
         ctx.stage_dir,
         config.signing_key,
     )

@@ -1,0 +1,70 @@
+"""Pseudonymise a corpus with the configured mode: ``surrogate``, ``filter`` or ``none``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from faker import Faker
+
+from protocol import Corpus, Document
+from site_agent.pseudonymise.filter import filter_document
+from site_agent.pseudonymise.records import SurrogateRecord
+from site_agent.pseudonymise.replace import surrogate_document
+from site_agent.pseudonymise.settings import PseudonymiseSettings
+
+
+@dataclass(frozen=True)
+class PseudonymiseResult:
+    """The pseudonymised corpus and what was changed to make it."""
+
+    corpus: Corpus
+    surrogates: list[SurrogateRecord] = field(default_factory=list)
+    dropped_sentences: int = 0
+    dropped_documents: int = 0
+
+
+def _none(corpus: Corpus, settings: PseudonymiseSettings) -> PseudonymiseResult:
+    return PseudonymiseResult(corpus=corpus)
+
+
+def _surrogate(corpus: Corpus, settings: PseudonymiseSettings) -> PseudonymiseResult:
+    fake = Faker(settings.locale)
+    docs: list[Document] = []
+    records: list[SurrogateRecord] = []
+    for doc in corpus.documents:
+        new, used = surrogate_document(doc, fake, settings.seed)
+        docs.append(new)
+        records.extend(used)
+    return PseudonymiseResult(corpus=_rebuilt(corpus, docs), surrogates=records)
+
+
+def _filter(corpus: Corpus, settings: PseudonymiseSettings) -> PseudonymiseResult:
+    docs: list[Document] = []
+    dropped = 0
+    for doc in corpus.documents:
+        kept, n = filter_document(doc, set(settings.filter_labels))
+        dropped += n
+        if kept is not None:
+            docs.append(kept)
+    return PseudonymiseResult(
+        corpus=_rebuilt(corpus, docs),
+        dropped_sentences=dropped,
+        dropped_documents=len(corpus) - len(docs),
+    )
+
+
+def _rebuilt(corpus: Corpus, docs: list[Document]) -> Corpus:
+    return Corpus(documents=tuple(docs), labels=corpus.labels, provenance=corpus.provenance)
+
+
+MODES: dict[str, Callable[[Corpus, PseudonymiseSettings], PseudonymiseResult]] = {
+    "none": _none,
+    "surrogate": _surrogate,
+    "filter": _filter,
+}
+
+
+def pseudonymise_corpus(corpus: Corpus, settings: PseudonymiseSettings) -> PseudonymiseResult:
+    """Apply the configured mode to every document of ``corpus``."""
+    return MODES[settings.mode](corpus, settings)

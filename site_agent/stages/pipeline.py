@@ -1,0 +1,86 @@
+"""The site pipeline: the registered stages, run in order under ``<work_dir>/<NN-name>/``.
+
+A stage re-runs when its settings digest or any input hash changed, when its artifacts are
+gone or differ on disk from the hashes its record names, or when ``from_stage`` names it or
+an earlier stage. Before anything runs, the checks that would otherwise fail hours in:
+device, model names, generation backend.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+from shared.errors import UsageError
+from site_agent.config import SiteConfig
+from site_agent.pipeline.runner import (
+    StageRun,
+    WorkDirPlacement,
+    check_from,
+    run_stages,
+    stage_folder,
+)
+from site_agent.pipeline.stage import Stage, artifact_path, read_record
+from site_agent.stages.registry import STAGES, check_registry
+
+
+def folder_of(work_dir: Path, name: str) -> Path:
+    """The folder of the registered stage ``name`` under ``work_dir``."""
+    index = [s.name for s in STAGES].index(name)
+    return stage_folder(work_dir, index + 1, STAGES[index])
+
+
+def stage_artifact(work_dir: Path, stage: str, artifact: str) -> Path | None:
+    """Where the last completed run of ``stage`` put ``artifact``, read from its ``stage.json``
+    (None when the stage has not completed or made no such artifact)."""
+    folder = folder_of(work_dir, stage)
+    record = read_record(folder)
+    if record is None or record.status != "completed" or artifact not in record.artifacts:
+        return None
+    return artifact_path(folder, record.artifacts[artifact])
+
+
+def apply_device(device: str) -> None:
+    """Honour ``device``: hide CUDA for ``cpu``; refuse ``cuda`` when none is visible.
+
+    The engines pick CUDA by themselves when they see it, so ``cpu`` works by hiding it
+    before torch initialises CUDA.
+    """
+    if device == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    elif device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UsageError("device = 'cuda' but no CUDA device is visible; fix: use 'auto'")
+
+
+def check_runnable(config: SiteConfig) -> None:
+    """Checks that would otherwise fail hours in: device, model names, backend (the audit
+    policy is validated with the config). Model names are resolved offline (nothing is
+    fetched or converted here)."""
+    from site_agent.generate.backend import check_backend_name
+    from site_agent.stages.model_references import check_model_references
+
+    apply_device(config.device)
+    check_model_references(config)
+    check_backend_name(config.generation.backend)
+
+
+def run_pipeline(
+    config: SiteConfig,
+    stages: Sequence[Stage[SiteConfig]] | None = None,
+    from_stage: str | None = None,
+    console: Console | None = None,
+    runs: list[StageRun] | None = None,
+) -> list[StageRun]:
+    """Run every stage in order; returns (and appends to ``runs``) what ran and was skipped."""
+    stages = STAGES if stages is None else stages
+    check_registry(stages)
+    check_runnable(config)
+    placement = WorkDirPlacement(config.work_dir, stages, check_from(stages, from_stage))
+    console = console or Console(stderr=True)
+    return run_stages(config, stages, placement, console=console, runs=runs)
