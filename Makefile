@@ -17,7 +17,7 @@ demo: install
 MEDDOCAN_SITES_ARGS ?= --max-cases 120
 
 meddocan-sites:
-	PYTHONPATH=$(CURDIR) $(PY) examples/meddocan-sites/study.py --data ../shared/data/meddocan --out runs/meddocan-sites $(MEDDOCAN_SITES_ARGS)
+	deid-studies meddocan-sites --data ../shared/data/meddocan --out runs/meddocan-sites $(MEDDOCAN_SITES_ARGS)
 
 test:
 	$(PY) -m pytest -q -m "not gpu"
@@ -27,6 +27,6 @@ lint:
 	$(PY) -m ruff format --check .
 
 types:
-	$(PY) -m mypy protocol shared site_agent coordinator
+	$(PY) -m mypy protocol shared site_agent coordinator studies
 
 check: lint types test

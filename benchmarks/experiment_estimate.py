@@ -1,6 +1,6 @@
 """How long an experiment file will take on CPU, before running it: a table per stage.
 
-    python benchmarks/experiment_estimate.py examples/experiments/meddocan.toml
+    python benchmarks/experiment_estimate.py studies/specs/meddocan.toml
     python benchmarks/experiment_estimate.py FILE.toml --slowdown 6.7   # a busy machine
     python benchmarks/experiment_estimate.py FILE.toml --measured OUT  # beside a finished run
 
@@ -30,9 +30,9 @@ from rich.table import Table
 
 from shared.corpus_io import read_corpus
 from site_agent.config import SiteConfig, SiteConfigError
-from site_agent.experiment import load_experiment, plan_runs
-from site_agent.experiment.runner import Experiment, PlannedRun, corpus_sample
 from site_agent.pipeline.stage import read_record
+from studies.runner import Experiment, PlannedRun, corpus_sample, plan_runs
+from studies.spec import load_experiment
 
 # e5-small, one training pass over one 128-word chunk at batch 8: the meddocan-core gold
 # annotator, 648 steps of 8 chunks in 536 s (2 cores; the full-corpus benchmark's 544 s per

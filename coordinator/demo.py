@@ -3,7 +3,7 @@
 ``DIR`` holds one folder per site, each with the ``site.toml`` its pipeline ran with (its
 ``[federation]`` table says how it joins) and its ``label-mapping.toml``, and a
 ``federation.toml`` naming the base encoder (and, in ``[settings]``, run settings). ``site-agent
-demo-sites`` writes the demo's; examples/meddocan-sites writes the MEDDOCAN study's.
+demo-sites`` writes the demo's; studies/meddocan_sites.py writes the MEDDOCAN study's.
 
 The coordinator's side of the demo, as in a real deployment: it registers each site's export
 signing key (the ``signer.pub.pem`` its export left) and SuperNode auth key, merges the sites'

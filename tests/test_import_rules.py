@@ -6,7 +6,10 @@ or an ``if TYPE_CHECKING:`` block, and relative imports are resolved first.
 - ``protocol`` imports only pydantic, the standard library and itself;
 - ``shared`` imports neither ``site_agent`` nor ``coordinator``;
 - ``site_agent`` never imports ``coordinator``;
-- ``coordinator`` imports ``site_agent`` only where ``ALLOWED`` says so.
+- ``coordinator`` imports ``site_agent`` only where ``ALLOWED`` says so;
+- ``studies`` (the research harness) may use the product; nothing in the product imports it.
+
+Sub-packages form no import cycle (``test_no_sub_package_imports_itself_back``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("protocol", "shared", "site_agent", "coordinator")
+PACKAGES = ("protocol", "shared", "site_agent", "coordinator", "studies")
 PROTOCOL_MAY_USE = {"protocol", "pydantic", "__future__", *sys.stdlib_module_names}
 
 # file -> the modules (and their submodules) it may import although its package may not.
@@ -62,11 +65,11 @@ def forbidden(package: str, module: str) -> bool:
     if package == "protocol":
         return top not in PROTOCOL_MAY_USE
     if package == "shared":
-        return top in {"site_agent", "coordinator"}
+        return top in {"site_agent", "coordinator", "studies"}
     if package == "site_agent":
-        return top == "coordinator"
+        return top in {"coordinator", "studies"}
     if package == "coordinator":
-        return top == "site_agent"
+        return top in {"site_agent", "studies"}
     return False
 
 
@@ -237,3 +240,31 @@ def test_importing_the_site_config_loads_no_ml_library_and_no_audit_engine() -> 
         [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def private_imports(root: Path, folders: tuple[str, ...] = ("benchmarks", "studies")) -> list[str]:
+    """``file: module.name`` for every underscore name a harness file takes from the product."""
+    found = []
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    if node.module.split(".")[0] not in PACKAGES:
+                        continue
+                    private = [a.name for a in node.names if a.name.startswith("_")]
+                    parts = [p for p in node.module.split(".") if p.startswith("_")]
+                    found.extend(f"{path.relative_to(root)}: {node.module}.{n}" for n in private)
+                    if parts:
+                        found.append(f"{path.relative_to(root)}: {node.module}")
+    return found
+
+
+def test_benchmarks_and_studies_use_only_public_names() -> None:
+    assert private_imports(REPO) == []
+
+
+def test_the_private_name_check_finds_one(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {"benchmarks/b.py": "from site_agent.models.resolve import _HF_ID\n"})
+    (root / "studies").mkdir()
+    assert private_imports(root) == ["benchmarks/b.py: site_agent.models.resolve._HF_ID"]

@@ -17,7 +17,6 @@ COMMANDS = (
     "models",
     "join",
     "annotate",
-    "experiment",
     "demo_sites",
 )
 

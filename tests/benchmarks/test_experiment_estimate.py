@@ -10,8 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.experiment_estimate import measured
-from site_agent.experiment import load_experiment, plan_runs
 from site_agent.pipeline.stage import STAGE_RECORD, StageRecord
+from studies.runner import plan_runs
+from studies.spec import load_experiment
+from studies.specs import spec_path
 from tests.conftest import REPO
 
 
@@ -55,7 +57,7 @@ def test_measured_counts_each_linked_completed_folder_once(tmp_path: Path) -> No
 
 
 def test_measured_column_beside_the_estimate(tmp_path: Path) -> None:
-    path = REPO / "examples" / "experiments" / "quick.toml"
+    path = spec_path("quick.toml")
     spec, _ = load_experiment(path)
     planned = [r.run_id for r in plan_runs(spec)]
     fake_experiment(tmp_path, (planned[0], planned[1], planned[-1]))

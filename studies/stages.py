@@ -30,8 +30,6 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, write_corpus
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.config import SiteConfig
-from site_agent.experiment.spec import Condition
-from site_agent.experiment.training_sets import Pools, fraction_of, training_set
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.stages import adapt as adapt_stage
 from site_agent.stages import annotate as annotate_stage
@@ -43,6 +41,8 @@ from site_agent.stages import split as split_stage
 from site_agent.stages.knobs import tokenizer_reference
 from site_agent.stages.registry import check_registry
 from site_agent.stages.train_synthetic import synthetic_train_validation
+from studies.spec import Condition
+from studies.training_sets import Pools, fraction_of, training_set
 
 FINAL_STAGES = frozenset({"evaluate-gold", "train-evaluate"})
 

@@ -8,17 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from site_agent.experiment import (
-    ExperimentSpecError,
-    load_experiment,
-    parse_spec,
-    plan_runs,
-)
-from site_agent.experiment.spec import nest
+from studies.runner import plan_runs
+from studies.spec import ExperimentSpecError, load_experiment, nest, parse_spec
+from studies.specs import spec_path
 
-REPO = Path(__file__).resolve().parents[3]
-QUICK = REPO / "examples" / "experiments" / "quick.toml"
-MEDDOCAN = REPO / "examples" / "experiments" / "meddocan.toml"
+QUICK = spec_path("quick.toml")
+REPO = Path(__file__).resolve().parents[2]
+MEDDOCAN = spec_path("meddocan.toml")
 MEDDOCAN_PRIVACY = MEDDOCAN.with_name("meddocan-privacy.toml")
 
 
@@ -122,7 +118,7 @@ def test_console_script_exits_78_on_a_bad_file(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     done = subprocess.run(
-        ["site-agent", "experiment", str(bad), "--out", str(tmp_path / "out")],
+        ["deid-studies", "experiment", str(bad), "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
         timeout=120,
@@ -135,9 +131,7 @@ def test_console_script_exits_78_on_a_bad_file(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-SHIPPED = sorted(
-    p for p in (REPO / "examples" / "experiments").glob("*.toml") if not p.stem.endswith("-site")
-)
+SHIPPED = sorted(p for p in QUICK.parent.glob("*.toml") if not p.stem.endswith("-site"))
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)

@@ -11,25 +11,24 @@ otherwise the stage runs there, resuming what a failed attempt left (generation 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from rich.progress import Progress
 
-from shared.provenance import config_digest, sha256_tree
+from shared.provenance import config_digest
 from site_agent.config import SiteConfig
-from site_agent.pipeline.runner import (
+from site_agent.pipeline import (
+    Stage,
+    StageRecord,
+    StageRun,
     can_skip,
-    prepare_folder,
-    resolve_inputs,
-    run_stage,
-    settings_digest,
+    read_record,
+    run_stages,
     stage_folder,
 )
-from site_agent.pipeline.stage import Stage, StageRecord, read_record
 
 
 @dataclass(frozen=True)
@@ -82,37 +81,52 @@ def link(run_folder: Path, target: Path) -> None:
     run_folder.symlink_to(os.path.relpath(target, run_folder.parent), target_is_directory=True)
 
 
-def run_stages(
+@dataclass
+class StorePlacement:
+    """The pipeline loop's placement for one run: stage folders in the shared store, keyed by
+    settings and inputs, linked from the run's work dir as ``<NN-stage>``."""
+
+    store: StageStore
+    work_dir: Path
+    missing_input_fix: str = "rerun the experiment; its store lacks {upstream}"
+    keys: dict[str, str] = field(default_factory=dict)
+
+    def folder(self, index: int, stage: Stage[Any], digest: str, inputs: dict[str, str]) -> Path:
+        self.keys[stage.name] = stage_key(stage.name, digest, inputs)
+        return self.store.folder(stage.name, self.keys[stage.name])
+
+    def reusable(
+        self, index: int, folder: Path, digest: str, inputs: dict[str, str]
+    ) -> StageRecord | None:
+        return self.store.completed(folder, digest, inputs)
+
+    def fresh(self, folder: Path) -> bool:
+        return False
+
+    def placed(self, index: int, stage: Stage[Any], folder: Path) -> None:
+        self.store.checked.add(folder)
+        link(stage_folder(self.work_dir, index, stage), folder)
+
+
+def run_stages_in_store(
     config: SiteConfig,
-    stages: Sequence[Stage],
+    stages: Sequence[Stage[SiteConfig]],
     store: StageStore,
     progress: Progress | None = None,
     on_stage: Callable[[StoredStage], None] | None = None,
 ) -> tuple[dict[str, StageRecord], list[StoredStage]]:
-    """Run ``stages`` in order for one run (work dir ``config.work_dir``), through ``store``."""
-    folders: dict[str, Path] = {}
-    records: dict[str, StageRecord] = {}
+    """Run ``stages`` in order for one run (work dir ``config.work_dir``), through ``store``,
+    with the site pipeline's own skip/run loop."""
+    placement = StorePlacement(store, config.work_dir)
     done: list[StoredStage] = []
-    for index, stage in enumerate(stages, 1):
-        paths, hashes = resolve_inputs(
-            stage, folders, records, fix="rerun the experiment; its store lacks {upstream}"
-        )
-        hashes.update({k: sha256_tree(p) for k, p in stage.sources(config).items()})
-        digest = settings_digest(stage, config)
-        key = stage_key(stage.name, digest, hashes)
-        folder = store.folder(stage.name, key)
-        began = time.perf_counter()
-        record = store.completed(folder, digest, hashes)
-        status: Literal["ran", "reused"] = "reused"
-        if record is None:
-            prepare_folder(folder, read_record(folder), digest, hashes, fresh=False)
-            record = run_stage(stage, config, folder, paths, hashes, progress)
-            store.checked.add(folder)
-            status = "ran"
-        folders[stage.name], records[stage.name] = folder, record
-        link(stage_folder(config.work_dir, index, stage), folder)
-        outcome = StoredStage(stage.name, status, time.perf_counter() - began, key)
+
+    def stored(run: StageRun) -> None:
+        status: Literal["ran", "reused"] = "ran" if run.status == "ran" else "reused"
+        outcome = StoredStage(run.name, status, run.seconds, placement.keys[run.name])
         done.append(outcome)
         if on_stage is not None:
             on_stage(outcome)
+
+    runs = run_stages(config, stages, placement, progress=progress, on_stage=stored)
+    records = {run.name: run.record for run in runs if run.record is not None}
     return records, done

@@ -236,7 +236,7 @@ def load_experiment(path: Path, quick: bool = False) -> tuple[ExperimentSpec, Pa
     if not path.is_file():
         raise ExperimentSpecError(
             f"{path}: no such experiment file; fix: pass a TOML file such as "
-            "examples/experiments/quick.toml"
+            "the shipped quick.toml (`deid-studies specs` lists them)"
         )
     text = read_text(path, what="experiment file", error=ExperimentSpecError)
     try:

@@ -1,10 +1,9 @@
-"""The MEDDOCAN multi-site study (examples/meddocan-sites/study.py): journals dealt whole to
+"""The MEDDOCAN multi-site study (studies/meddocan_sites.py): journals dealt whole to
 three sites, each site's label scheme, and mapping files that bring every scheme onto the
 shared coarse one."""
 
 from __future__ import annotations
 
-import importlib.util
 import tomllib
 from collections import Counter
 from pathlib import Path
@@ -14,17 +13,13 @@ import pytest
 
 from protocol import Document, Span
 from shared.label_mapping import LabelMapping, apply_mapping, load_label_mapping
-from tests.conftest import REPO
 
 
 @pytest.fixture(scope="module")
 def study() -> ModuleType:
-    path = REPO / "examples" / "meddocan-sites" / "study.py"
-    spec = importlib.util.spec_from_file_location("meddocan_sites_study", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from studies import meddocan_sites
+
+    return meddocan_sites
 
 
 def _case(i: int, source: str, labels: tuple[str, ...] = ()) -> dict[str, object]:

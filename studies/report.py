@@ -17,8 +17,8 @@ from pathlib import Path
 from shared.atomic import atomic_write_bytes, atomic_write_text
 from shared.metrics.repeats import RepeatSummary
 from shared.provenance import tool_version
-from site_agent.experiment.results import ConditionSummary, RunResult, summarise
-from site_agent.experiment.spec import ExperimentSpec, Study
+from studies.results import ConditionSummary, RunResult, summarise
+from studies.spec import ExperimentSpec, Study
 
 UTILITY_COLUMNS = (
     ("token_f1", "token F1"),

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from site_agent.experiment import load_experiment, parse_spec, plan_runs, run_experiment
-from site_agent.experiment.runner import RESULT_FILE
 from site_agent.pipeline.stage import read_record
+from studies.runner import RESULT_FILE, plan_runs, run_experiment
+from studies.spec import load_experiment, parse_spec
+from studies.specs import spec_path
 
-REPO = Path(__file__).resolve().parents[3]
-SITE = REPO / "examples" / "experiments" / "quick-site.toml"
-QUICK = REPO / "examples" / "experiments" / "quick.toml"
+REPO = Path(__file__).resolve().parents[2]
+SITE = spec_path("quick-site.toml")
+QUICK = spec_path("quick.toml")
 SHARED = ("split", "pseudonymise", "subsets", "annotator", "adapt", "generate", "annotate")
 
 
@@ -147,7 +148,7 @@ def test_a_changed_setting_reruns_only_what_depends_on_it(
 def test_console_script_runs_the_quick_spec(tmp_path: Path) -> None:
     spec, _ = load_experiment(QUICK, quick=True)
     done = subprocess.run(
-        ["site-agent", "experiment", "--quick", "--out", str(tmp_path / "out")],
+        ["deid-studies", "experiment", "--quick", "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
         timeout=300,
@@ -164,7 +165,7 @@ def test_console_script_runs_the_quick_spec(tmp_path: Path) -> None:
 def test_a_failed_run_is_recorded_and_retried(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from site_agent.experiment import stages
+    from studies import stages
 
     data = small_spec(repeats=1)
     data["study"] = [{"name": "regimes", "vary": {"regime": ["real-only", "synthetic-only"]}}]

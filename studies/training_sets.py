@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from protocol import Corpus, Document
-from site_agent.experiment.spec import Condition
+from studies.spec import Condition
 
 
 @dataclass(frozen=True)

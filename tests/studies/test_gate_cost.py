@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from shared.metrics.repeats import summarise_repeats
-from site_agent.experiment.report import (
+from studies.report import (
     _point_label,
     gate_cost,
     is_privacy_study,
@@ -14,10 +14,10 @@ from site_agent.experiment.report import (
     per_label_table,
     plot_privacy_utility,
 )
-from site_agent.experiment.results import ConditionSummary, privacy_figures
-from site_agent.experiment.spec import Condition, Study
-from site_agent.experiment.stages import RunKnobs, experiment_stages
-from tests.site_agent.experiment.test_results import report
+from studies.results import ConditionSummary, privacy_figures
+from studies.spec import Condition, Study
+from studies.stages import RunKnobs, experiment_stages
+from tests.studies.test_results import report
 
 
 def _train_inputs(source: str) -> tuple[str, ...]:

@@ -27,11 +27,11 @@ from shared.atomic import atomic_write_text
 from shared.progress import new_progress
 from shared.provenance import config_digest
 from site_agent.config import SiteConfig, build_site_config, read_site_toml, resolve_paths
-from site_agent.experiment.results import RunResult, collect
-from site_agent.experiment.spec import Condition, ExperimentSettings, ExperimentSpec, nest
-from site_agent.experiment.stages import RunKnobs, experiment_stages, uses_site_config
-from site_agent.experiment.store import StageStore, StoredStage, run_stages
 from site_agent.stages.pipeline import check_runnable as preflight
+from studies.results import RunResult, collect
+from studies.spec import Condition, ExperimentSettings, ExperimentSpec, nest
+from studies.stages import RunKnobs, experiment_stages, uses_site_config
+from studies.store import StageStore, StoredStage, run_stages_in_store
 
 RESULT_FILE = "result.json"
 REPEAT_SEEDS: dict[str, tuple[str, ...]] = {
@@ -166,7 +166,7 @@ class Experiment:
                 progress.advance(bar)
 
             try:
-                records, done = run_stages(config, stages, self.store, progress, advance)
+                records, done = run_stages_in_store(config, stages, self.store, progress, advance)
                 folders = {o.name: self.store.folder(o.name, o.key) for o in done}
                 fields = collect(records, folders)
             except Exception as exc:  # one failed run must not stop the experiment
@@ -201,7 +201,7 @@ def run_experiment(
 
     ``max_runs`` stops after that many runs had to run (the rest resume next time).
     """
-    from site_agent.experiment.report import write_reports
+    from studies.report import write_reports
 
     console = console or Console(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -256,7 +256,7 @@ def corpus_sample(
     """The ``[corpus]`` table pointing at a seeded sample of ``max_corpus_documents`` of the
     gold corpus (written once into ``out_dir``; the experiment's scaled-down data)."""
     from shared.corpus_io import read_corpus, write_corpus
-    from site_agent.experiment.training_sets import fraction_of
+    from studies.training_sets import fraction_of
 
     config = resolve_paths(build_site_config(site, source=str(site_path)), site_path.parent)
     n = settings.max_corpus_documents or 0

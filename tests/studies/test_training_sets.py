@@ -7,8 +7,8 @@ import math
 import pytest
 
 from protocol import Corpus, Document, Span
-from site_agent.experiment.spec import Condition
-from site_agent.experiment.training_sets import Pools, chunks_of, fraction_of, training_set
+from studies.spec import Condition
+from studies.training_sets import Pools, chunks_of, fraction_of, training_set
 
 
 def corpus(prefix: str, n: int, words: int = 10) -> Corpus:
@@ -72,7 +72,7 @@ def test_fractions_are_nested_and_keep_document_order() -> None:
 
 
 def test_k_folds_partition_train_and_test_into_disjoint_test_sets() -> None:
-    from site_agent.experiment.stages import fold_of
+    from studies.stages import fold_of
 
     train, test = corpus("a", 17), corpus("b", 6)
     folds = [fold_of(train, test, f, 5, seed=13) for f in range(5)]

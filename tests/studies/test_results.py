@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from protocol.audit import AuditReport
-from site_agent.experiment.results import privacy_figures
+from studies.results import privacy_figures
 
 
 def report(measures: dict[str, object], passed: bool = True) -> AuditReport:

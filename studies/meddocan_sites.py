@@ -1,6 +1,6 @@
 """MEDDOCAN as a multi-site study: split by source journal, own label schemes, one federation.
 
-    python examples/meddocan-sites/study.py [--data DIR] [--out runs/meddocan-sites]
+    deid-studies meddocan-sites [--data DIR] [--out runs/meddocan-sites]
     make meddocan-sites     # the measured study in the README: --max-cases 120
 
 1. sites     the 1,000 MEDDOCAN cases (train + dev + test) grouped by ``source`` (the journal
@@ -185,8 +185,10 @@ def write_site(
     return config
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="deid-studies meddocan-sites", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--data", type=Path, default=Path("../shared/data/meddocan"))
     parser.add_argument("--out", type=Path, default=Path("runs/meddocan-sites"))
     parser.add_argument("--jobs", type=int, default=None)
@@ -199,7 +201,7 @@ def main() -> None:
     parser.add_argument(
         "--federation-timeout", type=float, default=4 * 3600.0, help="seconds for the rounds"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     started = time.monotonic()
     jobs, args.threads = plan_jobs(len(SITES), args.jobs)
     args.out.mkdir(parents=True, exist_ok=True)
