@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from shared.cli_support import register_commands, run_app
+from coordinator.commands import demo, evaluate, keys, run, version
+from shared.cli_support import run_app
 
-COMMANDS = ("version", "keys", "run", "evaluate", "demo")
+COMMANDS = (version, keys, run, evaluate, demo)
+"""In the order ``coordinator --help`` lists them; each module's ``register`` adds its commands."""
 
 app = typer.Typer(
     name="coordinator",
@@ -21,7 +23,8 @@ def _root() -> None:
     """Keep sub-commands even when only one is registered."""
 
 
-register_commands(app, "coordinator.commands", COMMANDS)
+for _command in COMMANDS:
+    _command.register(app)
 
 
 def main() -> None:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import sys
 import warnings
-from collections.abc import Iterable
 from typing import Annotated
 
 import click
@@ -39,12 +37,6 @@ AllowInsecureRemoteFlag = Annotated[
         help="With --insecure: allow a non-loopback address (trusted networks only).",
     ),
 ]
-
-
-def register_commands(app: typer.Typer, package: str, modules: Iterable[str]) -> None:
-    """Import ``package.<module>`` for each module and let it add its commands to ``app``."""
-    for module in modules:
-        importlib.import_module(f"{package}.{module}").register(app)
 
 
 def quiet_libraries() -> None:

@@ -6,7 +6,6 @@ Formats register themselves (see ``jsonl.py``, ``brat.py``, ``conll.py``, ``hf_d
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from pathlib import Path
 
 from protocol import Corpus
 from shared.errors import CorpusFormatError, UsageError
+from shared.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -27,33 +27,22 @@ class CorpusFormat:
     description: str = ""
 
 
-_FORMATS: dict[str, CorpusFormat] = {}
-_BUILTIN_MODULES = ("jsonl", "brat", "conll", "hf_datasets")
-_BUILTINS_LOADED = False
+def _builtin_formats() -> None:
+    """Every built-in format (a format imported directly registers only itself)."""
+    from shared.corpus_io import brat, conll, hf_datasets, jsonl  # noqa: F401
+
+
+FORMATS: Registry[CorpusFormat] = Registry(
+    "corpus format", builtins=_builtin_formats, error=UsageError, fix="pass one of them"
+)
 
 
 def register_format(fmt: CorpusFormat) -> CorpusFormat:
-    _FORMATS[fmt.name] = fmt
-    return fmt
-
-
-def _load_builtins() -> None:
-    """Import every built-in format once (a format imported directly registers only itself)."""
-    global _BUILTINS_LOADED
-    if _BUILTINS_LOADED:
-        return
-    _BUILTINS_LOADED = True
-    for module in _BUILTIN_MODULES:
-        try:
-            importlib.import_module(f"shared.corpus_io.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"shared.corpus_io.{module}":
-                raise
+    return FORMATS.add(fmt.name, fmt, replace=True)
 
 
 def formats() -> dict[str, CorpusFormat]:
-    _load_builtins()
-    return dict(_FORMATS)
+    return FORMATS.entries()
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
@@ -77,10 +66,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
 
 def _get(name: str) -> CorpusFormat:
-    known = formats()
-    if name not in known:
-        raise UsageError(f"unknown corpus format {name!r}; supported: {sorted(known)}")
-    return known[name]
+    return FORMATS.get(name)
 
 
 def read_corpus(path: str | os.PathLike[str], fmt: str | None = None) -> Corpus:
@@ -109,6 +95,7 @@ def write_corpus(corpus: Corpus, path: str | os.PathLike[str], fmt: str = "jsonl
 
 
 __all__ = [
+    "FORMATS",
     "CorpusFormat",
     "detect_format",
     "formats",

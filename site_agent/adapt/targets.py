@@ -4,27 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.registry import Registry
+
 _LLAMA_LIKE = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
-TARGET_MODULES: dict[str, tuple[str, ...]] = {
-    "llama": _LLAMA_LIKE,
-    "mistral": _LLAMA_LIKE,
-    "qwen2": _LLAMA_LIKE,
-    "qwen3": _LLAMA_LIKE,
-    "gemma": _LLAMA_LIKE,
-    "gemma2": _LLAMA_LIKE,
-    "gemma3": _LLAMA_LIKE,
-    "gemma3_text": _LLAMA_LIKE,
-    "gpt2": ("c_attn", "c_proj", "c_fc"),
-    "bloom": ("query_key_value", "dense", "dense_h_to_4h", "dense_4h_to_h"),
-    "gpt_neox": ("query_key_value", "dense", "dense_h_to_4h", "dense_4h_to_h"),
-}
+TARGET_MODULES: Registry[tuple[str, ...]] = Registry("LoRA target table")
+"""``model.config.model_type`` -> the linear layers that get LoRA adapters."""
+for _model_type in ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3"):
+    TARGET_MODULES.add(_model_type, _LLAMA_LIKE)
+TARGET_MODULES.add("gemma3_text", _LLAMA_LIKE)
+TARGET_MODULES.add("gpt2", ("c_attn", "c_proj", "c_fc"))
+TARGET_MODULES.add("bloom", ("query_key_value", "dense", "dense_h_to_4h", "dense_4h_to_h"))
+TARGET_MODULES.add("gpt_neox", ("query_key_value", "dense", "dense_h_to_4h", "dense_4h_to_h"))
 
 _NEVER = ("lm_head", "embed_out", "wte", "embed_tokens")
 
 
 def register_target_modules(model_type: str, modules: tuple[str, ...]) -> None:
-    TARGET_MODULES[model_type] = modules
+    TARGET_MODULES.add(model_type, modules, replace=True)
 
 
 def _linear_leaf_names(model: Any) -> tuple[str, ...]:
@@ -42,5 +39,9 @@ def _linear_leaf_names(model: Any) -> tuple[str, ...]:
 def target_modules_for(model: Any, requested: tuple[str, ...] | str = "auto") -> tuple[str, ...]:
     if requested != "auto":
         return tuple(requested)
-    known = TARGET_MODULES.get(getattr(model.config, "model_type", ""))
-    return known if known is not None else _linear_leaf_names(model)
+    model_type = getattr(model.config, "model_type", "")
+    return (
+        TARGET_MODULES.get(model_type)
+        if model_type in TARGET_MODULES
+        else (_linear_leaf_names(model))
+    )

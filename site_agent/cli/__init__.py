@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import typer
 
-from shared.cli_support import register_commands, run_app
-
-COMMANDS = (
-    "init",
-    "validate",
-    "synthesize",
-    "audit",
-    "evaluate",
-    "models",
-    "join",
-    "annotate",
-    "demo_sites",
+from shared.cli_support import run_app
+from site_agent.cli.commands import (
+    annotate,
+    audit,
+    demo_sites,
+    evaluate,
+    init,
+    join,
+    models,
+    synthesize,
+    validate,
 )
+
+COMMANDS = (init, validate, synthesize, audit, evaluate, models, join, annotate, demo_sites)
+"""In the order ``site-agent --help`` lists them; each module's ``register`` adds its commands."""
 
 app = typer.Typer(
     name="site-agent",
@@ -33,7 +35,8 @@ def _root() -> None:
     """Keep sub-commands even when only one is registered."""
 
 
-register_commands(app, "site_agent.cli.commands", COMMANDS)
+for _command in COMMANDS:
+    _command.register(app)
 
 
 def main() -> None:

@@ -6,14 +6,14 @@ when chosen, so vLLM is never imported on a machine that will not use it.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from shared.errors import ConfigError
+from shared.registry import Registry
 from site_agent.generate.settings import GenerationSettings
 
 
@@ -60,16 +60,35 @@ class BackendFactory(Protocol):
     ) -> GenerationBackend: ...
 
 
-_BACKENDS: dict[str, str] = {
-    "hf": "site_agent.generate.hf_backend:HFBackend",
-    "ctranslate2": "site_agent.generate.ct2_backend:CT2Backend",
-    "vllm": "site_agent.generate.vllm_backend:VLLMBackend",
-}
+def _hf() -> BackendFactory:
+    from site_agent.generate.hf_backend import HFBackend
+
+    return HFBackend
 
 
-def register_backend(name: str, target: str) -> None:
-    """Register ``module:attribute`` (a BackendFactory) under ``name``."""
-    _BACKENDS[name] = target
+def _ctranslate2() -> BackendFactory:
+    from site_agent.generate.ct2_backend import CT2Backend
+
+    return CT2Backend
+
+
+def _vllm() -> BackendFactory:
+    from site_agent.generate.vllm_backend import VLLMBackend
+
+    return VLLMBackend
+
+
+BACKENDS: Registry[Callable[[], BackendFactory]] = Registry("generation backend")
+"""Backend name -> a function that imports the engine (heavy: torch, vllm) and returns its
+factory, so choosing a backend imports nothing."""
+BACKENDS.add("hf", _hf)
+BACKENDS.add("ctranslate2", _ctranslate2)
+BACKENDS.add("vllm", _vllm)
+
+
+def register_backend(name: str, factory: Callable[[], BackendFactory]) -> None:
+    """Register ``factory`` (which returns a BackendFactory when called) under ``name``."""
+    BACKENDS.add(name, factory, replace=True)
 
 
 def vllm_importable() -> bool:
@@ -80,9 +99,9 @@ def choose_backend(cuda_available: bool, vllm_available: bool, requested: str = 
     """``auto``: vLLM where it can run (CUDA and vllm installed), else transformers."""
     if requested == "auto":
         return "vllm" if cuda_available and vllm_available else "hf"
-    if requested not in _BACKENDS:
+    if requested not in BACKENDS:
         raise ConfigError(
-            f"unknown generation backend {requested!r}; allowed: 'auto', {sorted(_BACKENDS)}"
+            f"unknown generation backend {requested!r}; allowed: 'auto', {BACKENDS.names()}"
         )
     if requested == "vllm" and not vllm_available:
         raise ConfigError(
@@ -106,6 +125,4 @@ def check_backend_name(requested: str) -> None:
 
 
 def backend_factory(name: str) -> BackendFactory:
-    module, attribute = _BACKENDS[name].split(":")
-    factory: BackendFactory = getattr(importlib.import_module(module), attribute)
-    return factory
+    return BACKENDS.get(name)()

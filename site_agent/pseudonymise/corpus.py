@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from faker import Faker
 
 from protocol import Corpus, Document
+from shared.registry import Registry
 from site_agent.pseudonymise.filter import filter_document
 from site_agent.pseudonymise.records import SurrogateRecord
 from site_agent.pseudonymise.replace import surrogate_document
@@ -58,13 +59,14 @@ def _rebuilt(corpus: Corpus, docs: list[Document]) -> Corpus:
     return Corpus(documents=tuple(docs), labels=corpus.labels, provenance=corpus.provenance)
 
 
-MODES: dict[str, Callable[[Corpus, PseudonymiseSettings], PseudonymiseResult]] = {
-    "none": _none,
-    "surrogate": _surrogate,
-    "filter": _filter,
-}
+MODES: Registry[Callable[[Corpus, PseudonymiseSettings], PseudonymiseResult]] = Registry(
+    "pseudonymisation mode"
+)
+MODES.add("none", _none)
+MODES.add("surrogate", _surrogate)
+MODES.add("filter", _filter)
 
 
 def pseudonymise_corpus(corpus: Corpus, settings: PseudonymiseSettings) -> PseudonymiseResult:
     """Apply the configured mode to every document of ``corpus``."""
-    return MODES[settings.mode](corpus, settings)
+    return MODES.get(settings.mode, setting="site config [pseudonymise] mode")(corpus, settings)

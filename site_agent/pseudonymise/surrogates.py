@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from faker import Faker
 
 from shared.label_families import label_family
+from shared.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -51,17 +52,17 @@ class SurrogateFamily:
     provider: Provider
 
 
-_PROVIDERS: dict[str, Provider] = {}
+def _builtin_providers() -> None:
+    from site_agent.pseudonymise import providers  # noqa: F401  (registers on import)
+
+
+PROVIDERS: Registry[Provider] = Registry("surrogate family", builtins=_builtin_providers)
+"""Family name (shared.label_families) -> the provider that replaces its labels."""
 
 
 def register_family(name: str) -> Callable[[Provider], Provider]:
     """Decorator: ``provider`` replaces the labels of family ``name`` (shared.label_families)."""
-
-    def add(provider: Provider) -> Provider:
-        _PROVIDERS[name] = provider
-        return provider
-
-    return add
+    return PROVIDERS.register(name)
 
 
 def shape_preserving(surface: str, note: NoteContext) -> str:
@@ -94,18 +95,11 @@ FALLBACK = SurrogateFamily("shape", shape_preserving)
 
 def family_for(label: str) -> SurrogateFamily:
     """The family of ``label`` in the shared label-family table; unknown labels keep shape."""
-    _ensure_providers()
     name = label_family(label)
-    if name is None or name not in _PROVIDERS:
+    if name is None or name not in PROVIDERS:
         return FALLBACK
-    return SurrogateFamily(name, _PROVIDERS[name])
+    return SurrogateFamily(name, PROVIDERS.get(name))
 
 
 def families() -> tuple[SurrogateFamily, ...]:
-    _ensure_providers()
-    return tuple(SurrogateFamily(name, provider) for name, provider in _PROVIDERS.items())
-
-
-def _ensure_providers() -> None:
-    if not _PROVIDERS:
-        from site_agent.pseudonymise import providers  # noqa: F401  (registers on import)
+    return tuple(SurrogateFamily(name, provider) for name, provider in PROVIDERS.entries().items())

@@ -6,43 +6,36 @@ same protocol ``Corpus``, which flows through the same annotate stage and privac
 
 from __future__ import annotations
 
-from shared.errors import ConfigError
+from shared.registry import Registry
 from site_agent.generate.modes.base import GenerationMode, Labelled, SeedNotes, SpanSource
 
-_MODES: dict[str, GenerationMode] = {}
+
+def _builtin_modes() -> None:
+    """The built-in modes; each registers itself when imported."""
+    from site_agent.generate.modes import annotate, tagged, template  # noqa: F401
+
+
+MODES: Registry[GenerationMode] = Registry("generation mode", builtins=_builtin_modes)
 
 
 def register_mode(mode: GenerationMode) -> GenerationMode:
     """Add ``mode`` to the registry under its name."""
-    if mode.name in _MODES:
+    if mode.name in MODES:
         raise ValueError(f"generation mode {mode.name!r} is registered twice")
-    _MODES[mode.name] = mode
-    return mode
-
-
-def _ensure_modes() -> None:
-    """Import the built-in modes (each registers itself; a no-op once imported)."""
-    from site_agent.generate.modes import annotate, tagged, template  # noqa: F401
+    return MODES.add(mode.name, mode)
 
 
 def mode_names() -> list[str]:
-    _ensure_modes()
-    return sorted(_MODES)
+    return MODES.names()
 
 
 def mode_for(name: str) -> GenerationMode:
     """The registered mode ``name``; ConfigError naming ``[generation] mode`` otherwise."""
-    _ensure_modes()
-    try:
-        return _MODES[name]
-    except KeyError:
-        raise ConfigError(
-            f"site config [generation] mode = {name!r} is not a generation mode; allowed: "
-            f"{sorted(_MODES)}; fix: use one of them"
-        ) from None
+    return MODES.get(name, setting="site config [generation] mode")
 
 
 __all__ = [
+    "MODES",
     "GenerationMode",
     "Labelled",
     "SeedNotes",

@@ -7,13 +7,13 @@ refer to (``ModelSpec.convert``); new ones (e.g. the e5 conversion) call
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shared.errors import ModelUnavailableError
+from shared.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -47,26 +47,26 @@ class ConversionRequest:
 Converter = Callable[[ConversionRequest], Mapping[str, str]]
 """Writes the model into ``request.out_dir``; returns notes recorded in ``registry.json``."""
 
-_CONVERTERS: dict[str, Converter] = {}
-_BUILTIN_MODULES = ("copy_folder", "gguf_to_safetensors")
+
+def _builtin_converters() -> None:
+    from site_agent.models.converters import copy_folder, gguf_to_safetensors  # noqa: F401
+
+
+CONVERTERS: Registry[Converter] = Registry(
+    "model converter",
+    builtins=_builtin_converters,
+    error=ModelUnavailableError,
+    fix="register it with register_converter() before fetching",
+)
 
 
 def register_converter(name: str, converter: Converter) -> Converter:
-    _CONVERTERS[name] = converter
-    return converter
+    return CONVERTERS.add(name, converter, replace=True)
 
 
 def converters() -> dict[str, Converter]:
-    for module in _BUILTIN_MODULES:
-        importlib.import_module(f"{__name__}.{module}")
-    return dict(_CONVERTERS)
+    return CONVERTERS.entries()
 
 
 def get_converter(name: str) -> Converter:
-    known = converters()
-    if name not in known:
-        raise ModelUnavailableError(
-            f"unknown model converter {name!r}; registered converters: {sorted(known)}; "
-            "fix: register it with register_converter() before fetching"
-        )
-    return known[name]
+    return CONVERTERS.get(name)

@@ -17,6 +17,7 @@ from site_agent.generate.run import generate_corpus
 from site_agent.generate.settings import GenerationSettings
 from site_agent.generate.store import load_done
 from tests.site_agent.generate import fake_backend
+from tests.site_agent.generate.fake_backend import FakeBackend
 
 PLAN = GenerationPlan(
     prompts=("Paciente de 70", "Mujer de 45", "Ingresa en"), samples=(3, 2, 2), max_new_tokens=50
@@ -30,10 +31,10 @@ class Killed(Exception):
 
 @pytest.fixture(autouse=True)
 def fake_registered() -> Iterator[None]:
-    backend_registry.register_backend("fake", "tests.site_agent.generate.fake_backend:FakeBackend")
+    backend_registry.register_backend("fake", lambda: FakeBackend)
     fake_backend.OPENED.clear()
     yield
-    backend_registry._BACKENDS.pop("fake", None)
+    backend_registry.BACKENDS.remove("fake")
 
 
 def _lines(path: Path) -> list[dict[str, object]]:

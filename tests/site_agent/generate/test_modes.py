@@ -74,10 +74,10 @@ class SpyBackend:
 
 @pytest.fixture(autouse=True)
 def spy_registered() -> Iterator[None]:
-    backend_registry.register_backend("spy", f"{__name__}:SpyBackend")
+    backend_registry.register_backend("spy", lambda: SpyBackend)
     SEEN_PROMPTS.clear()
     yield
-    backend_registry._BACKENDS.pop("spy", None)
+    backend_registry.BACKENDS.remove("spy")
 
 
 def test_the_three_modes_are_registered_and_others_refused() -> None:

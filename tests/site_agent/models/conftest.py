@@ -88,9 +88,6 @@ def copy_from(wheelhouse: Path) -> Callable[[Sequence[str], Path], list[Path]]:
 @pytest.fixture(autouse=True)
 def isolated_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Each test sees the built-in table plus what it registers, and its own cache."""
-    registry.registered_models()
-    saved = dict(registry._SPECS)
     monkeypatch.setenv("DEID_SYNTH_CACHE", str(tmp_path / "cache"))
-    yield
-    registry._SPECS.clear()
-    registry._SPECS.update(saved)
+    with registry.SPECS.scoped():
+        yield
