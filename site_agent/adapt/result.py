@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,12 +68,50 @@ def read_result(out: Path, digest: str) -> AdaptResult | None:
     return result
 
 
-def _tokens_per_second(
-    tokens: int | None, steps: int, steps_per_epoch: int, seconds: float
-) -> float | None:
-    if not tokens or not steps or seconds <= 0:
-        return None
-    return round(tokens * steps / steps_per_epoch / seconds, 1)
+@dataclass(frozen=True)
+class TrainingText:
+    """How much text the adapter trained on, per epoch."""
+
+    documents: int
+    windows: int
+    rows: int | None = None
+    tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """How the training loop went: its losses, steps and time."""
+
+    losses: list[float]
+    steps: int
+    steps_per_epoch: int
+    resumed_from: int | None
+    seconds: float
+    train_seconds: float
+
+    @property
+    def trained_steps(self) -> int:
+        """Steps this process ran (a resumed run's earlier steps excluded)."""
+        return self.steps - (self.resumed_from or 0)
+
+    def tokens_per_second(self, tokens: int | None) -> float | None:
+        if not tokens or not self.trained_steps or self.train_seconds <= 0:
+            return None
+        epochs = self.trained_steps / self.steps_per_epoch
+        return round(tokens * epochs / self.train_seconds, 1)
+
+
+def save_adapter(out: Path, model: Any, tokenizer: Any = None) -> Path:
+    """The adapter folder, written atomically; a tokenizer only when the adapter added tokens
+    (else it is the base model's, and vLLM warns on per-LoRA tokenizers)."""
+    adapter_dir = out / ADAPTER_DIR
+    with atomic_directory(adapter_dir) as tmp:
+        # Added tokens travel as their trained rows (PEFT trainable tokens), not as whole
+        # embedding matrices: the base is resized to the tokenizer when the adapter loads.
+        model.save_pretrained(tmp, save_embedding_layers=False)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp)
+    return adapter_dir
 
 
 def finish(
@@ -82,30 +121,13 @@ def finish(
     plan: LoadPlan,
     base_ref: str,
     digest: str,
-    *,
-    losses: list[float],
-    total: int,
-    steps_per_epoch: int,
-    resumed_from: int | None,
-    seconds: float,
-    train_seconds: float,
-    n_windows: int,
-    n_documents: int,
-    n_rows: int | None = None,
-    n_tokens: int | None = None,
+    text: TrainingText,
+    run: TrainingRun,
     tokenizer: Any = None,
 ) -> AdaptResult:
     """Save the adapter atomically, write ``adapt.json``, drop the checkpoints."""
-    adapter_dir = out / ADAPTER_DIR
-    with atomic_directory(adapter_dir) as tmp:
-        # A tokenizer only when the adapter added tokens (else it is the base model's, and
-        # vLLM warns on per-LoRA tokenizers).
-        # Added tokens travel as their trained rows (PEFT trainable tokens), not as whole
-        # embedding matrices: the base is resized to the tokenizer when the adapter loads.
-        model.save_pretrained(tmp, save_embedding_layers=False)
-        if tokenizer is not None:
-            tokenizer.save_pretrained(tmp)
-    trained_steps = total - (resumed_from or 0)
+    adapter_dir = save_adapter(out, model, tokenizer)
+    trained = run.trained_steps
     result = AdaptResult(
         adapter_dir=adapter_dir.resolve(),
         base_model=base_ref,
@@ -115,22 +137,20 @@ def finish(
         device=plan.device,
         dtype=plan.dtype,
         plan_reason=plan.reason,
-        steps=total,
-        steps_per_epoch=steps_per_epoch,
-        epochs_completed=round(total / steps_per_epoch, 4),
-        resumed_from_step=resumed_from,
-        documents=n_documents,
-        training_windows=n_windows,
-        training_rows=n_rows,
-        training_tokens=n_tokens,
+        steps=run.steps,
+        steps_per_epoch=run.steps_per_epoch,
+        epochs_completed=round(run.steps / run.steps_per_epoch, 4),
+        resumed_from_step=run.resumed_from,
+        documents=text.documents,
+        training_windows=text.windows,
+        training_rows=text.rows,
+        training_tokens=text.tokens,
         trainable_parameters=sum(p.numel() for p in model.parameters() if p.requires_grad),
-        losses=tuple(round(x, 6) for x in losses),
-        seconds=round(seconds, 3),
-        train_seconds=round(train_seconds, 3),
-        seconds_per_step=round(train_seconds / trained_steps, 4) if trained_steps else None,
-        tokens_per_second=_tokens_per_second(
-            n_tokens, trained_steps, steps_per_epoch, train_seconds
-        ),
+        losses=tuple(round(x, 6) for x in run.losses),
+        seconds=round(run.seconds, 3),
+        train_seconds=round(run.train_seconds, 3),
+        seconds_per_step=round(run.train_seconds / trained, 4) if trained else None,
+        tokens_per_second=run.tokens_per_second(text.tokens),
         provenance=make_provenance(
             source=base_ref, config_digest=digest, notes={"stage": "adapt_generator"}
         ),

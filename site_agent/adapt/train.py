@@ -34,7 +34,7 @@ from site_agent.adapt.quantization import (
     choose_quantization,
     cpu_bf16_supported,
 )
-from site_agent.adapt.result import AdaptResult, finish, read_result
+from site_agent.adapt.result import AdaptResult, TrainingRun, TrainingText, finish, read_result
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.adapt.vocabulary import TOKEN_ROWS, add_tokens, trainable_rows
 from site_agent.models import resolve_model
@@ -261,22 +261,19 @@ def adapt_generator(
         progress,
     )
     train_seconds = time.perf_counter() - loop_started
-    return finish(
-        out,
-        model,
-        settings,
-        plan,
-        base_ref,
-        digest,
+    text = TrainingText(
+        documents=len(train_texts),
+        windows=len(windows),
+        rows=len(examples),
+        tokens=sum(len(w) for w in windows),
+    )
+    run = TrainingRun(
         losses=losses,
-        total=total,
+        steps=total,
         steps_per_epoch=steps_per_epoch,
         resumed_from=start if resumed else None,
         seconds=time.perf_counter() - started,
         train_seconds=train_seconds,
-        n_windows=len(windows),
-        n_rows=len(examples),
-        n_tokens=sum(len(w) for w in windows),
-        n_documents=len(train_texts),
-        tokenizer=tokenizer if added_tokens else None,
     )
+    tokens = tokenizer if added_tokens else None
+    return finish(out, model, settings, plan, base_ref, digest, text, run, tokens)
