@@ -46,7 +46,7 @@ _MEASURE_MODULES = (
     "nearest_real",
     "duplicates",
     "pii_echo",
-    "canaries",
+    "canary_exposure",
     "membership",
 )
 _FILTER_MODULES = ("filters",)

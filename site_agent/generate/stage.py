@@ -19,9 +19,7 @@ from rich.progress import Progress
 
 from protocol import Corpus
 from shared.corpus_io import read_corpus, write_corpus
-from site_agent.audit.identifying import IdentifyingIndex
-from site_agent.audit.membership_canaries import is_membership_canary
-from site_agent.audit.policy import FilterSettings
+from site_agent.canaries.membership import is_membership_canary
 from site_agent.config import SiteConfig
 from site_agent.generate.modes import Labelled, SeedNotes, mode_for
 from site_agent.generate.plan import plan_for_model
@@ -29,6 +27,7 @@ from site_agent.generate.prompts import prompt_renderer
 from site_agent.generate.settings import GenerationSettings
 from site_agent.pipeline.progress import ProgressBars
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.privacy.identifying import IdentifyingIndex, SensitiveNgramFilter
 from site_agent.pseudonymise.records import read_surrogates, sensitive_surfaces
 
 PARTIAL_FILE = "generation.partial.jsonl"  # the generator's resumable store
@@ -69,7 +68,7 @@ def forbidden_surfaces(train: Corpus, inputs: Mapping[str, Path]) -> tuple[str, 
 
 
 def identifying_index(
-    inputs: Mapping[str, Path], filters: FilterSettings, base_model: str
+    inputs: Mapping[str, Path], filters: SensitiveNgramFilter, base_model: str
 ) -> Callable[[], IdentifyingIndex]:
     """The real training notes' identifying n-grams, in words and the generator's tokens, as
     the audit's sensitive n-gram filter counts them; built when a mode asks (the template

@@ -39,7 +39,7 @@ from shared.contained import PathEscapeError, contained_path
 from shared.errors import VerificationError
 from shared.provenance import sha256_bytes
 from shared.signing import load_public_key
-from site_agent.export import verify_bundle
+from site_agent.export.verify import verify_bundle
 from site_agent.federation.bundle import pack_bundle
 from site_agent.federation.layout import SiteFailure
 from tests.bundles import SiteKeys, entry_for, forge, good_bundle, raw_received, site_keys
