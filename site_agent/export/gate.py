@@ -75,6 +75,7 @@ class AuditBinding:
     seal_key: bytes | None = None
 
     def audit_policy(self) -> AuditPolicy:
+        """The site policy as an :class:`AuditPolicy` (a mapping is validated)."""
         if isinstance(self.policy, AuditPolicy):
             return self.policy
         return AuditPolicy.model_validate(dict(self.policy))
