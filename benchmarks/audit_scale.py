@@ -157,7 +157,8 @@ def make_corpora(scale: float, cache: Path) -> tuple[Path, Path]:
 
 def worker(real_path: Path, synth_path: Path, out: Path, workers: int) -> None:
     """Run in a fresh process: read both corpora, run the audit, print timings as JSON."""
-    from site_agent.audit import AuditPolicy, run_audit
+    from site_agent.audit.policy import AuditPolicy
+    from site_agent.audit.run import run_audit
 
     started = time.perf_counter()
     real, synthetic = read_corpus(real_path), read_corpus(synth_path)
@@ -185,7 +186,7 @@ def naive_reference(
     real_path: Path, synth_path: Path, n_real: int, n_synth: int
 ) -> tuple[float, int]:
     """Seconds for ROUGE-5 over all pairs of a small subset (pure Python), and its pair count."""
-    from site_agent.audit.reference import naive_max_rouge
+    from site_agent.privacy.reference import naive_max_rouge
 
     real = read_corpus(real_path).documents[:n_real]
     synth = read_corpus(synth_path).documents[:n_synth]

@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO))
 from protocol.audit import MembershipCanary, MembershipCanarySet  # noqa: E402
 from site_agent.audit.membership import membership_result  # noqa: E402
 from site_agent.audit.policy import MembershipSettings  # noqa: E402
-from site_agent.audit.tokens import TokenStream, word_hash  # noqa: E402
+from site_agent.privacy.tokens import TokenStream, word_hash  # noqa: E402
 
 VOCABULARY = 20_000
 SECRET_WORDS = 5

@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from coordinator.aggregate.built_model import BuiltModel
 from coordinator.deployment.keys import load_registry
+from protocol.export import MANIFEST
 from protocol.rounds import TrainedModel
 from shared.atomic import atomic_write_text
 from shared.bundle_folder import read_bundle_folder
@@ -45,7 +46,7 @@ def _registered_key(site_id: str, registry: Path) -> Ed25519PublicKey:
 def bundle_encoder(bundle_dir: Path, registry: Path, out_root: Path) -> tuple[str, Path]:
     """The encoder of a bundle that verifies with its site's registered key."""
     try:
-        site_id = parse_manifest((bundle_dir / "manifest.json").read_bytes()).site_id
+        site_id = parse_manifest((bundle_dir / MANIFEST).read_bytes()).site_id
         bundle = read_bundle_folder(bundle_dir)
         verify_bundle_bytes(bundle, _registered_key(site_id, registry), site_id)
     except (BundleRejected, VerificationError, OSError) as exc:
@@ -75,7 +76,7 @@ def resolve_source(source: str, registry: Path, out_root: Path) -> tuple[str, Pa
     """``(name, model folder)`` for one ``--model`` value, ``[NAME=]SOURCE``."""
     name, _, text = source.rpartition("=") if "=" in source else ("", "", source)
     path = Path(text).expanduser()
-    if (path / "manifest.json").is_file():
+    if (path / MANIFEST).is_file():
         found, folder = bundle_encoder(path, registry, out_root)
     elif (path / "config.json").is_file():
         found, folder = path.name, path.resolve()

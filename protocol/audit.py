@@ -16,6 +16,7 @@ from pydantic import Field
 from protocol.base import SCHEMA_VERSION, ProtocolModel
 
 Comparison = Literal["<=", "<", ">=", ">", "=="]
+AUDIT_JSON = "audit.json"  # the report's file name, in the audit's folder and in a bundle
 
 
 class RuleResult(ProtocolModel):
@@ -44,7 +45,7 @@ class AuditReport(ProtocolModel):
     ``audited_corpus_sha256`` is the SHA-256 of the corpus file the verdict covers (the
     filtered corpus the audit wrote); the export gate refuses any other file.
     ``real_corpus_sha256`` and ``input_corpus_sha256`` are content digests of the corpora
-    the audit was given (``site_agent.audit.digest.corpus_sha256``: id, text and spans).
+    the audit was given (``site_agent.privacy.digest.corpus_sha256``: id, text and spans).
     ``measures`` holds each measure's figures before and after filtering
     (``{"<measure>": {"before": {...}, "after": {...}}}``). ``dropped_documents`` lists
     every dropped synthetic document with its reasons, in input order.

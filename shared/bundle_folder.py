@@ -12,12 +12,8 @@ import os
 import stat
 from pathlib import Path
 
-from shared.bundle_verify import (
-    MANIFEST,
-    SIGNATURE,
-    BundleBytes,
-    BundleRejected,
-)
+from protocol.export import MANIFEST, SIGNATURE
+from shared.bundle_verify import BundleBytes, BundleRejected
 
 MAX_FILES = 512
 

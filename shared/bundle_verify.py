@@ -32,15 +32,13 @@ from pydantic import ValidationError
 
 from protocol import SCHEMA_VERSION, Corpus, Document
 from protocol.audit import AuditReport
-from protocol.export import ArtifactEntry, ArtifactKind, ExportManifest
+from protocol.export import MANIFEST, ArtifactEntry, ArtifactKind, ExportManifest
 from protocol.rounds import ExclusionReason
 from shared.comparisons import rule_holds
 from shared.errors import VerificationError
 from shared.provenance import sha256_bytes
 from shared.signing import key_id, verify
 
-MANIFEST = "manifest.json"
-SIGNATURE = "manifest.json.sig"
 SUPPORTED_SCHEMA_VERSIONS = frozenset({SCHEMA_VERSION})
 ENCODER_PREFIX = "encoder/"
 # Weights only as safetensors; configs and tokenizers as JSON, text or SentencePiece models.

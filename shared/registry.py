@@ -99,9 +99,9 @@ class Registry(Generic[T]):
         return sorted(self._entries)
 
     def entries(self) -> dict[str, T]:
-        """A sorted copy of the table."""
+        """A copy of the table in registration order (built-ins in their loader's order)."""
         self._load()
-        return dict(sorted(self._entries.items()))
+        return dict(self._entries)
 
     def __contains__(self, name: object) -> bool:
         self._load()

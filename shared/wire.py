@@ -27,13 +27,12 @@ MODEL_PREFIX = "model:"
 MODEL_FILES_PREFIX = "files:"
 GLOBAL_MODEL = "global"  # the FedAvg model, sent to the sites and trained back
 
-# The collect reply: one ConfigRecord of files plus one ArrayRecord per safetensors artifact.
+# The collect reply: one ConfigRecord of files plus one ArrayRecord per safetensors artifact;
+# the manifest and its signature under their file names (protocol.export MANIFEST, SIGNATURE).
 BUNDLE = "bundle"
 WEIGHTS_PREFIX = "weights:"
 HEADER_PREFIX = "header:"
 FILE_PREFIX = "file:"
-MANIFEST = "manifest.json"
-SIGNATURE = "manifest.json.sig"
 
 M = TypeVar("M", bound=BaseModel)
 Record = ArrayRecord | ConfigRecord

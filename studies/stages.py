@@ -25,6 +25,7 @@ from typing import Any
 from rich.progress import Progress
 
 from protocol import Corpus
+from protocol.audit import AUDIT_JSON
 from protocol.evaluation import EvaluationReport
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, write_corpus
@@ -151,7 +152,7 @@ def _audit(ctx: StageContext) -> StageOutput:
         ctx.stage_dir,
     )
     return StageOutput(
-        artifacts={"report": ctx.stage_dir / audit_stage.REPORT_FILE, "corpus": corpus},
+        artifacts={"report": ctx.stage_dir / AUDIT_JSON, "corpus": corpus},
         summary={"passed": report.passed, "kept": report.n_kept_documents},
     )
 

@@ -28,7 +28,7 @@ from shared.supernode_keys import create_supernode_auth_key
 from site_agent.models.tiny import tiny_encoder
 
 if TYPE_CHECKING:
-    from site_agent.audit import AuditBinding
+    from site_agent.export.gate import AuditBinding
 
 FIRST = ("Ana", "Luis", "Marta", "Jorge", "Lucia", "Pablo", "Elena", "Diego", "Sara", "Hugo")
 LAST = ("Garcia", "Lopez", "Navarro", "Ruiz", "Moreno", "Castro", "Ortega", "Vidal")
@@ -116,10 +116,10 @@ def demo_audit(corpus_path: Path, out: Path, real_path: Path) -> AuditBinding:
     audit stage measures; the demo's template notes are drawn from a separate random stream
     than its test notes."""
     from shared.corpus_io import read_corpus
-    from site_agent.audit import AuditBinding, AuditPolicy, PolicyRule
-    from site_agent.audit.digest import corpus_sha256
-    from site_agent.audit.policy import FilterSettings
+    from site_agent.audit.policy import AuditPolicy, FilterSettings, PolicyRule
     from site_agent.audit.run import audit_settings_digest
+    from site_agent.export.gate import AuditBinding
+    from site_agent.privacy.digest import corpus_sha256
 
     rule = PolicyRule(name="demo_ngram_recall", metric="demo.ngram_recall", threshold=0.1)
     policy = AuditPolicy(

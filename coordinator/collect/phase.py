@@ -10,6 +10,7 @@ from flwr.serverapp import Grid
 from coordinator.collect.verify import BundleRejected, ReceivedBundle, verify_received_bundle
 from coordinator.messaging import exchange
 from coordinator.run_state import RunState
+from protocol.export import MANIFEST, SIGNATURE
 from shared import wire
 
 log = logging.getLogger("flwr")
@@ -18,7 +19,7 @@ log = logging.getLogger("flwr")
 def unpack_received(content: RecordDict) -> ReceivedBundle:
     """The bundle a site sent, as bytes and arrays (no checks yet)."""
     files = content.config_records[wire.BUNDLE]
-    manifest, signature = files.get(wire.MANIFEST), files.get(wire.SIGNATURE)
+    manifest, signature = files.get(MANIFEST), files.get(SIGNATURE)
     if not isinstance(manifest, bytes) or not isinstance(signature, str):
         raise BundleRejected("malformed_bundle", "manifest or signature missing")
     bundle = ReceivedBundle(manifest_bytes=manifest, signature=signature)

@@ -37,6 +37,10 @@ FORMATS: Registry[CorpusFormat] = Registry(
 )
 
 
+DETECTION_ORDER = ("jsonl", "brat", "conll", "hf_datasets")
+"""Which format's ``detect`` is asked first; plug-in formats come after, as registered."""
+
+
 def register_format(fmt: CorpusFormat) -> CorpusFormat:
     return FORMATS.add(fmt.name, fmt, replace=True)
 
@@ -55,7 +59,9 @@ def detect_format(path: str | os.PathLike[str]) -> str:
             "holds the .txt/.ann pairs (or the saved dataset), or to the corpus file",
             path=target,
         )
-    for fmt in formats().values():
+    known = formats()
+    first = [known[name] for name in DETECTION_ORDER if name in known]
+    for fmt in [*first, *(f for f in known.values() if f.name not in DETECTION_ORDER)]:
         if fmt.detect(target):
             return fmt.name
     raise UsageError(

@@ -15,33 +15,14 @@ import numpy as np
 
 from protocol import Corpus, Document
 from protocol.audit import CanarySet, MembershipCanarySet
-from shared.errors import ConfigError
-from site_agent.audit.grams import GramTable, build_gram_table, identifying_columns
 from site_agent.audit.policy import AuditPolicy
-from site_agent.audit.subword import Unit, unit_stream
-from site_agent.audit.tokens import TokenStream, concat_streams
+from site_agent.privacy.grams import GramTable, build_gram_table, identifying_columns
+from site_agent.privacy.subword import Unit, load_tokenizer, unit_stream
+from site_agent.privacy.tokens import TokenStream, concat_streams
 
 Side = Literal["real", "synthetic"]
 ExtraSurface = str | tuple[str, str]
 _BASE_N = 3  # longer n-grams are only looked up where all their 3-gram windows matched
-
-
-def load_tokenizer(path: str | Path) -> Any:
-    """A Hugging Face *fast* tokenizer from a local folder (never from the hub)."""
-    from transformers import AutoTokenizer
-
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(
-            f"{path}: cannot load a tokenizer ({exc}); fix: pass the folder of the generator "
-            "model (with tokenizer.json)"
-        ) from exc
-    if not getattr(tokenizer, "is_fast", False):
-        raise ConfigError(
-            f"{path}: tokenizer is not a fast (Rust) tokenizer; fix: save it with tokenizer.json"
-        )
-    return tokenizer
 
 
 def _halves(docs: Sequence[Document], parts: int) -> list[Sequence[Document]]:

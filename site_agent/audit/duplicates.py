@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from site_agent.audit.context import AuditContext
-from site_agent.audit.grams import ngrams_of
-from site_agent.audit.minhash import band_keys, candidate_pairs, lsh_params, signatures
 from site_agent.audit.registry import register_measure
-from site_agent.audit.tokens import U64, TokenStream, mix64
+from site_agent.privacy.grams import ngrams_of
+from site_agent.privacy.minhash import band_keys, candidate_pairs, lsh_params, signatures
+from site_agent.privacy.tokens import U64, TokenStream, mix64
 
 _POSITION_SALT = U64(0x632BE59BD9B4E019)
 _DOC_CHUNK = 4096

@@ -12,7 +12,7 @@ from typing import TypeVar
 import numpy as np
 
 from shared.errors import ConfigError
-from site_agent.audit.canaries import CanaryResult
+from site_agent.audit.canary_exposure import CanaryResult
 from site_agent.audit.duplicates import DuplicateResult
 from site_agent.audit.nearest_real import NearestRealResult
 from site_agent.audit.ngram_recall import docs_with_sensitive_ngrams

@@ -29,12 +29,12 @@ import pandas as pd
 
 from protocol.audit import MembershipCanarySet
 from site_agent.audit.context import AuditContext
-from site_agent.audit.grams import ngrams_at, ngrams_of
-from site_agent.audit.membership_canaries import draw_secret
 from site_agent.audit.membership_metrics import exposure, separation
 from site_agent.audit.policy import MembershipSettings
 from site_agent.audit.registry import register_measure
-from site_agent.audit.tokens import TokenStream, reference_words, word_hash
+from site_agent.canaries.membership import draw_secret
+from site_agent.privacy.grams import ngrams_at, ngrams_of
+from site_agent.privacy.tokens import TokenStream, reference_words, word_hash
 
 ATTACKS = ("ngram_match", "lm_ratio")
 _SLICE = 1 << 22

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from site_agent.audit.bm25 import build_bm25, nearest_real
 from site_agent.audit.context import AuditContext
 from site_agent.audit.registry import register_measure
-from site_agent.audit.rouge import rouge_candidates, rouge_recall
+from site_agent.privacy.bm25 import build_bm25, nearest_real
+from site_agent.privacy.rouge import rouge_candidates, rouge_recall
 
 
 def _per_doc_max(docs: np.ndarray, values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

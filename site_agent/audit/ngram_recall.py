@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from site_agent.audit.context import AuditContext
-from site_agent.audit.grams import GramTable
 from site_agent.audit.registry import register_measure
+from site_agent.privacy.grams import GramTable
 
 
 def _ratio(part: int, whole: int) -> float:

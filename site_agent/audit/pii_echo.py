@@ -52,7 +52,7 @@ from protocol import Corpus
 from site_agent.audit.context import AuditContext, ExtraSurface
 from site_agent.audit.policy import PiiEchoSettings
 from site_agent.audit.registry import register_measure
-from site_agent.audit.surfaces import SurfaceMatcher, has_words, surface_keys
+from site_agent.privacy.surfaces import SurfaceMatcher, has_words, normalise_surface, surface_keys
 
 EXTRA_LABEL = "EXTRA"
 GOLD, SURROGATE = "gold", "surrogate"
@@ -65,14 +65,6 @@ class Surface:
     label: str
     identifying: bool
     origin: str = GOLD  # GOLD: a real PII string of the training corpus; else SURROGATE
-
-
-_SEPARATORS = re.compile(r"[\W_]+")
-
-
-def normalise_surface(text: str) -> str:
-    """Lower-cased words joined by single spaces (for lengths and for reading)."""
-    return _SEPARATORS.sub(" ", text.lower()).strip()
 
 
 _DATE = re.compile(r"^\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}$")

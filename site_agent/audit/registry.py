@@ -8,13 +8,13 @@ counted in the report.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
+from shared.registry import Registry
 from site_agent.audit.context import AuditContext
 
 
@@ -39,18 +39,24 @@ class FilterInput:
 
 AuditFilter = Callable[[FilterInput], np.ndarray]
 
-_MEASURES: dict[str, Measure] = {}
-_FILTERS: dict[str, AuditFilter] = {}
-_MEASURE_MODULES = (
-    "ngram_recall",
-    "nearest_real",
-    "duplicates",
-    "pii_echo",
-    "canaries",
-    "membership",
-)
-_FILTER_MODULES = ("filters",)
 
+def _builtin_measures() -> None:
+    """The built-in measures, in the order they run; each registers itself on import."""
+    from site_agent.audit import ngram_recall  # noqa: I001, F401
+    from site_agent.audit import nearest_real  # noqa: F401
+    from site_agent.audit import duplicates  # noqa: F401
+    from site_agent.audit import pii_echo  # noqa: F401
+    from site_agent.audit import canary_exposure  # noqa: F401
+    from site_agent.audit import membership  # noqa: F401
+
+
+def _builtin_filters() -> None:
+    _builtin_measures()
+    from site_agent.audit import filters  # noqa: F401
+
+
+MEASURES: Registry[Measure] = Registry("audit measure", builtins=_builtin_measures)
+FILTERS: Registry[AuditFilter] = Registry("audit filter", builtins=_builtin_filters)
 
 M = TypeVar("M", bound=Callable[[AuditContext], Any])
 F = TypeVar("F", bound=AuditFilter)
@@ -58,7 +64,7 @@ F = TypeVar("F", bound=AuditFilter)
 
 def register_measure(name: str) -> Callable[[M], M]:
     def add(measure: M) -> M:
-        _MEASURES[name] = measure
+        MEASURES.add(name, measure, replace=True)
         return measure
 
     return add
@@ -66,22 +72,15 @@ def register_measure(name: str) -> Callable[[M], M]:
 
 def register_filter(name: str) -> Callable[[F], F]:
     def add(audit_filter: F) -> F:
-        _FILTERS[name] = audit_filter
+        FILTERS.add(name, audit_filter, replace=True)
         return audit_filter
 
     return add
 
 
-def _load(modules: tuple[str, ...]) -> None:
-    for module in modules:
-        importlib.import_module(f"site_agent.audit.{module}")
-
-
 def measures() -> dict[str, Measure]:
-    _load(_MEASURE_MODULES)
-    return dict(_MEASURES)
+    return MEASURES.entries()
 
 
 def filters() -> dict[str, AuditFilter]:
-    _load(_MEASURE_MODULES + _FILTER_MODULES)
-    return dict(_FILTERS)
+    return FILTERS.entries()

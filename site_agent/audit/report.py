@@ -8,11 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from protocol.audit import AuditReport
+from protocol.audit import AUDIT_JSON, AuditReport
 from shared.atomic import atomic_write_text
 from site_agent.audit.filters import EXPLANATIONS
 
-AUDIT_JSON = "audit.json"
 AUDIT_MD = "audit.md"
 
 METHOD = """\

@@ -27,13 +27,13 @@ from protocol.audit import AuditReport, CanarySet, DroppedDocument, MembershipCa
 from shared.corpus_io import write_corpus
 from shared.errors import ConfigError
 from shared.provenance import config_digest, make_provenance, sha256_file, tool_version
-from site_agent.audit.canaries import CONTEXT_N
+from site_agent.audit.canary_exposure import CONTEXT_N
 from site_agent.audit.context import AuditContext, ExtraSurface, Unit
-from site_agent.audit.digest import corpus_sha256
 from site_agent.audit.policy import AuditPolicy
 from site_agent.audit.registry import FilterInput, MeasureResult, filters, measures
 from site_agent.audit.report import write_report
 from site_agent.audit.rules import evaluate, flatten
+from site_agent.privacy.digest import corpus_sha256
 
 AUDITED_CORPUS = "synthetic.audited.jsonl"
 log = logging.getLogger(__name__)

@@ -4,8 +4,9 @@ What may leave: the audited synthetic corpus, the audit report (real document id
 keyed hashes), optionally the encoder trained on synthetic data only and a numbers-only site
 report. What may not: real text, gold spans,
 gold-trained weights, the surrogate map. The gate in ``gate.py`` runs first, then the
-degenerate-corpus check of ``quality.py``; the bundle is built in a temporary folder,
-re-hashed, and only then moved into the outbox.
+degenerate-corpus check of ``quality.py``; the bundle is built in a temporary folder, checked
+by the one bundle verifier (every artifact re-hashed against the signed manifest and its audit
+record), and only then moved into the outbox.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import (
@@ -24,25 +24,27 @@ from cryptography.hazmat.primitives.serialization import (
 )
 
 from protocol import Corpus
-from protocol.export import ArtifactEntry, ArtifactKind, AuditRecord, ExportManifest
+from protocol.audit import AUDIT_JSON
+from protocol.export import (
+    MANIFEST,
+    SIGNATURE,
+    ArtifactEntry,
+    ArtifactKind,
+    AuditRecord,
+    ExportManifest,
+)
 from shared.atomic import atomic_directory, atomic_write_bytes, atomic_write_text
 from shared.bundle_folder import read_bundle_folder
 from shared.bundle_verify import ENCODER_SUFFIXES, BundleRejected, verify_bundle_bytes
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_bytes, sha256_file, sha256_tree, tool_version
 from shared.signing import derived_secret, key_id, load_private_key, sign
-from site_agent.export.gate import assert_audited
+from site_agent.export.gate import AuditBinding, require_passing_audit
 from site_agent.export.quality import check_quality
 from site_agent.export.redact import redact_real_ids
 from site_agent.export.settings import ExportSettings
 
-if TYPE_CHECKING:
-    from site_agent.audit.binding import AuditBinding
-
-MANIFEST = "manifest.json"
-SIGNATURE = "manifest.json.sig"
 CORPUS_NAME = "synthetic.jsonl"
-AUDIT_NAME = "audit.json"
 REPORT_NAME = "site_report.json"
 REAL_ID_PURPOSE = "deid-synth real-id key"  # keyed hashes of real document ids
 SIGNER_PUBLIC_KEY = "signer.pub.pem"  # beside the bundles: what the site verifies them with
@@ -167,8 +169,8 @@ def _read_corpus(corpus_path: Path) -> Corpus:
 
 def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
     """Gate, copy, hash, sign; return the bundle folder and its manifest."""
-    report = assert_audited(request.corpus_path, request.audit_report_path, request.binding)
-    assert request.audit_report_path is not None  # assert_audited refused otherwise
+    report = require_passing_audit(request.corpus_path, request.audit_report_path, request.binding)
+    assert request.audit_report_path is not None  # the gate refused otherwise
     _check_encoder(request)
     trained_on_sha = trained_on(request, report.audited_corpus_sha256)
     corpus = _read_corpus(request.corpus_path)
@@ -185,10 +187,8 @@ def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
     with atomic_directory(bundle_dir) as tmp:
         entries = [
             _copy(request.corpus_path, tmp, CORPUS_NAME, "synthetic_corpus"),
-            _write(redacted, tmp, AUDIT_NAME, "audit_report"),
+            _write(redacted, tmp, AUDIT_JSON, "audit_report"),
         ]  # fmt: skip
-        if entries[0].sha256 != report.audited_corpus_sha256:
-            raise ExportRefusedError("the corpus changed while it was copied; fix: re-run export")
         if request.site_report_path is not None:
             entries.append(_copy(request.site_report_path, tmp, REPORT_NAME, "site_report"))
         if request.synthetic_encoder_dir is not None:

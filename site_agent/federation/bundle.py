@@ -14,7 +14,7 @@ from pathlib import Path
 from flwr.app import ConfigRecord, RecordDict
 from flwr.app.typing import ConfigRecordValues
 
-from protocol.export import ExportManifest
+from protocol.export import MANIFEST, SIGNATURE, ExportManifest
 from shared import wire
 from shared.bundle_folder import read_bundle_folder
 from shared.bundle_verify import (
@@ -35,15 +35,15 @@ log = logging.getLogger(__name__)
 
 def latest_bundle(export_dir: Path) -> Path:
     """The bundle folder whose manifest is newest (``export_dir`` itself may be one)."""
-    candidates = [p.parent for p in export_dir.glob("*/" + wire.MANIFEST)]
-    if (export_dir / wire.MANIFEST).exists():
+    candidates = [p.parent for p in export_dir.glob("*/" + MANIFEST)]
+    if (export_dir / MANIFEST).exists():
         candidates.append(export_dir)
     if not candidates:
         raise SiteFailure("no_export_bundle")
 
     def created(folder: Path) -> str:
         try:
-            raw = json.loads((folder / wire.MANIFEST).read_text(encoding="utf-8"))
+            raw = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
             return str(raw["created_at"])
         except (OSError, ValueError, KeyError, TypeError):
             return ""
@@ -53,7 +53,7 @@ def latest_bundle(export_dir: Path) -> Path:
 
 def read_manifest(bundle_dir: Path) -> ExportManifest:
     try:
-        return parse_manifest((bundle_dir / wire.MANIFEST).read_bytes())
+        return parse_manifest((bundle_dir / MANIFEST).read_bytes())
     except (OSError, BundleRejected) as exc:
         raise SiteFailure("no_export_bundle") from exc
 
@@ -83,8 +83,8 @@ def pack_bundle(bundle_dir: Path, public_key_path: Path | None = None) -> Record
     """Manifest, signature and artifacts once they verify; encoder weights as ArrayRecords."""
     bundle, contents = verified_bundle(bundle_dir, public_key_path)
     files: dict[str, ConfigRecordValues] = {
-        wire.MANIFEST: bundle.manifest,
-        wire.SIGNATURE: bundle.signature,
+        MANIFEST: bundle.manifest,
+        SIGNATURE: bundle.signature,
     }
     content = RecordDict()
     for entry in contents.manifest.artifacts:

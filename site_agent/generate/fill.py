@@ -14,13 +14,13 @@ from the same pools. The privacy audit cannot tell such a collision from a copy 
 note (on MEDDOCAN, 35 of 61 template notes; issue 16). So the filler is given the site's
 *forbidden* surfaces (the real training notes' gold strings and the surrogates of the
 pseudonymised copy) and fills a note again, with fresh shapes and surrogates, while one of its
-filled spans contains one of them as whole words (the audit's matching, ``audit.surfaces``).
+filled spans contains one of them as whole words (the audit's matching, ``privacy.surfaces``).
 
 A random value can also share *part* of a real one in its context: a filled date with the
 day and month of a real birth date after the same form header is a real n-gram holding most
 of an identifier, and the audit's sensitive n-gram filter drops the note (on MEDDOCAN at 96
 LoRA steps, 131 of 235 template notes, nearly all for dates and sex values). Given the real
-notes' identifying n-grams (``audit.identifying``), the filler counts those too and fills
+notes' identifying n-grams (``privacy.identifying``), the filler counts those too and fills
 again while it finds one. Each note is filled at most ``attempts`` times and keeps the fill
 with the fewest of both; what is left is counted for the audit, which still decides.
 """
@@ -34,10 +34,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from protocol import Corpus, Document, Span
-from site_agent.audit.identifying import IdentifyingIndex
-from site_agent.audit.policy import PiiEchoSettings
-from site_agent.audit.surfaces import SurfaceMatcher
 from site_agent.generate.placeholders import Template
+from site_agent.privacy.identifying import IdentifyingIndex
+from site_agent.privacy.surfaces import SurfaceMatcher
 from site_agent.pseudonymise.corpus import pseudonymise_corpus
 from site_agent.pseudonymise.settings import PseudonymiseSettings
 
@@ -45,8 +44,9 @@ Shapes = dict[str, tuple[str, ...]]
 
 # on MEDDOCAN (96 LoRA steps), 8 fills left 63 of 235 notes with an identifying n-gram, 32 left 27
 FILL_ATTEMPTS = 32
-# the PII echo's default min_chars: it never searches shorter surfaces
-MIN_FORBIDDEN_CHARS = PiiEchoSettings().min_chars
+# the PII echo's default min_chars (audit PiiEchoSettings; a test keeps the two equal): it
+# never searches shorter surfaces
+MIN_FORBIDDEN_CHARS = 4
 REFILL_SEED_STEP = 1_000_003  # attempt k fills with seed + k * step (attempt 0: the seed)
 
 

@@ -31,7 +31,7 @@ def register_model(spec: ModelSpec, *, replace: bool = False) -> ModelSpec:
 
 def registered_models() -> dict[str, ModelSpec]:
     """Every registered spec by name (built-ins and plug-ins included)."""
-    return SPECS.entries()
+    return dict(sorted(SPECS.entries().items()))
 
 
 def get_spec(name: str) -> ModelSpec:

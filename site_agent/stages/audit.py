@@ -9,20 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from protocol.audit import AUDIT_JSON as REPORT_FILE
 from protocol.audit import AuditReport, CanarySet
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from shared.errors import ExportRefusedError, QualityGateError
 from shared.provenance import sha256_file
-from site_agent.audit.membership_canaries import load_membership_canaries
 from site_agent.audit.run import run_audit
 from site_agent.audit.seal import seal_key, write_seal
 from site_agent.audit.settings import AuditSettings
+from site_agent.canaries.membership import load_membership_canaries
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.stages.knobs import pii_surfaces, tokenizer_reference
-
-REPORT_FILE = "audit.json"
 
 
 def audited_corpus_file(out_dir: Path, report: AuditReport) -> Path:

@@ -24,14 +24,14 @@ from site_agent.stages.knobs import pii_surfaces, tokenizer_reference
 from site_agent.stages.split import training_split
 
 if TYPE_CHECKING:
-    from site_agent.audit.binding import AuditBinding
+    from site_agent.export.gate import AuditBinding
 
 
 def audit_binding(config: SiteConfig, inputs: dict[str, Path]) -> AuditBinding:
     """What the audit must have compared; refuse when ``split.train`` is not the training
     split of the gold corpus file now on disk."""
-    from site_agent.audit.binding import AuditBinding, refuse
-    from site_agent.audit.digest import corpus_sha256
+    from site_agent.export.gate import AuditBinding, refuse
+    from site_agent.privacy.digest import corpus_sha256
 
     train = inputs["split.train"]
     expected = corpus_sha256(training_split(config))

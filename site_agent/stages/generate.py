@@ -20,7 +20,7 @@ from rich.progress import Progress
 from protocol import Corpus
 from shared.corpus_io import read_corpus, write_corpus
 from shared.progress import ProgressBars
-from site_agent.audit.membership_canaries import is_membership_canary
+from site_agent.canaries.membership import is_membership_canary
 from site_agent.config import SiteConfig
 from site_agent.generate.modes import GenerationMode, Labelled, SeedNotes
 from site_agent.generate.plan import plan_for_model

@@ -16,9 +16,9 @@ from typing import Any
 
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, write_corpus
-from site_agent.audit.canaries import plant_canaries
-from site_agent.audit.membership_canaries import make_membership_canaries
-from site_agent.audit.settings import CanarySettings
+from site_agent.canaries.identifiers import plant_canaries
+from site_agent.canaries.membership import make_membership_canaries
+from site_agent.canaries.settings import CanarySettings
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.pseudonymise.corpus import PseudonymiseResult, pseudonymise_corpus

@@ -29,7 +29,7 @@ from coordinator.collect.verify import BundleRejected, VerifiedBundle, verify_re
 from coordinator.deployment.keys import load_registry, register_site
 from coordinator.run_state import RunState
 from coordinator.settings import FederationSettings
-from protocol.export import UnsafeArtifactName, check_artifact_name
+from protocol.export import MANIFEST, SIGNATURE, UnsafeArtifactName, check_artifact_name
 from protocol.rounds import RollCallReply
 from protocol.rounds import TestSplitSize as SplitSize
 from shared import wire
@@ -39,7 +39,7 @@ from shared.contained import PathEscapeError, contained_path
 from shared.errors import VerificationError
 from shared.provenance import sha256_bytes
 from shared.signing import load_public_key
-from site_agent.export import verify_bundle
+from site_agent.export.verify import verify_bundle
 from site_agent.federation.bundle import pack_bundle
 from site_agent.federation.layout import SiteFailure
 from tests.bundles import SiteKeys, entry_for, forge, good_bundle, raw_received, site_keys
@@ -498,7 +498,7 @@ def _raw_site_app(bundles: dict[int, Path]) -> ClientApp:
     @app.query("collect")
     def _collect(message: Message, context: Context) -> Message:
         raw = read(bundles[context.node_id])
-        files: dict[str, Any] = {wire.MANIFEST: raw.manifest_bytes, wire.SIGNATURE: raw.signature}
+        files: dict[str, Any] = {MANIFEST: raw.manifest_bytes, SIGNATURE: raw.signature}
         content = RecordDict()
         for name, data in raw.files.items():
             files[wire.FILE_PREFIX + name] = data

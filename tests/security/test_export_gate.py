@@ -20,10 +20,12 @@ from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_file
 from shared.signing import generate_signing_key
-from site_agent.audit import AUDITED_CORPUS, AuditBinding, AuditPolicy, run_audit
+from site_agent.audit.policy import AuditPolicy
+from site_agent.audit.run import AUDITED_CORPUS, run_audit
 from site_agent.audit.seal import seal_key, write_seal
 from site_agent.config import SiteConfig, build_site_config
-from site_agent.export import BundleRequest, build_bundle
+from site_agent.export.bundle import BundleRequest, build_bundle
+from site_agent.export.gate import AuditBinding
 from site_agent.pipeline import Stage, StageContext, StageOutput
 from site_agent.stages.pipeline import run_pipeline
 from tests.site_agent.audit.builders import random_corpus

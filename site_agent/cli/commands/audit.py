@@ -39,7 +39,7 @@ def read_extra_surfaces(path: Path) -> list[str | tuple[str, str]]:
 
 
 def plant(real: Path, count: int, out: Path, seed: int, locale: str, fmt: str | None) -> None:
-    from site_agent.audit.canaries import plant_canaries
+    from site_agent.canaries.identifiers import plant_canaries
 
     planted, record = plant_canaries(read_corpus(real, fmt), count, seed=seed, locale=locale)
     target = out / f"{real.stem}.canaries.jsonl"
@@ -104,7 +104,8 @@ def register(app: typer.Typer) -> None:
             return
         if synthetic is None:
             raise UsageError("--synthetic is required (unless --plant-canaries is given)")
-        from site_agent.audit import load_policy, run_audit
+        from site_agent.audit.policy import load_policy
+        from site_agent.audit.run import run_audit
 
         report = run_audit(
             read_corpus(real, fmt),

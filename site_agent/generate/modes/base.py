@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from protocol import Corpus, Document
-from site_agent.audit.identifying import IdentifyingIndex
 from site_agent.generate.settings import GenerationSettings
+from site_agent.privacy.identifying import IdentifyingIndex
 from site_agent.pseudonymise.settings import PseudonymiseSettings
 
 SpanSource = Literal["annotator", "generator"]

@@ -17,8 +17,6 @@ from protocol import Corpus, Document
 from protocol.audit import MembershipCanarySet
 from shared.corpus_io import write_corpus
 from shared.errors import ExportRefusedError
-from site_agent.audit import AuditBinding, AuditPolicy, run_audit
-from site_agent.audit.binding import check_settings
 from site_agent.audit.membership import (
     build_index,
     lm_ratio_scores,
@@ -26,11 +24,13 @@ from site_agent.audit.membership import (
     ngram_match_scores,
     secret_matrix,
 )
-from site_agent.audit.membership_canaries import make_membership_canaries
-from site_agent.audit.policy import MembershipSettings
-from site_agent.audit.reference import words
-from site_agent.audit.settings import CanarySettings
-from site_agent.audit.tokens import word_stream
+from site_agent.audit.policy import AuditPolicy, MembershipSettings
+from site_agent.audit.run import run_audit
+from site_agent.canaries.membership import make_membership_canaries
+from site_agent.canaries.settings import CanarySettings
+from site_agent.export.gate import AuditBinding, check_settings
+from site_agent.privacy.reference import words
+from site_agent.privacy.tokens import word_stream
 from tests.site_agent.audit.builders import FILLER, random_corpus
 
 TRAIN = random_corpus(11, 30, "note-", words=40)

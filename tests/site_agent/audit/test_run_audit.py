@@ -13,9 +13,10 @@ from protocol.audit import AuditReport
 from shared.corpus_io import read_corpus
 from shared.errors import ConfigError
 from shared.provenance import sha256_file
-from site_agent.audit import AUDITED_CORPUS, AuditPolicy, load_policy, run_audit
-from site_agent.audit.policy import FilterSettings
-from site_agent.audit.reference import word_spans
+from site_agent.audit.policy import AuditPolicy, FilterSettings, load_policy
+from site_agent.audit.run import AUDITED_CORPUS, run_audit
+from site_agent.privacy.reference import word_spans
+from tests.tiny_models import tiny_tokenizer
 
 from .builders import FILLER, random_corpus
 
@@ -167,3 +168,27 @@ def test_the_filter_drops_notes_by_the_share_of_an_identifier_they_repeat(
     assert (before["identifying_recall"] > 0) == dropped
     after = report.measures["ngram_recall"]["after"]["words"]["10"]
     assert after["identifying_recall"] == 0
+
+
+TOKEN_REAL = random_corpus(31, 10, "r", words=40)
+
+
+@pytest.fixture(scope="module")
+def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The generator's tokenizer: a tiny one trained on the real notes, saved to a folder."""
+    path = tmp_path_factory.mktemp("tok")
+    tiny_tokenizer([d.text for d in TOKEN_REAL.documents], "causal").save_pretrained(path)
+    return path
+
+
+def test_audit_reports_token_ngram_recall(tokenizer_dir: Path, tmp_path: Path) -> None:
+    leak = Document(id="leak", text=TOKEN_REAL.documents[3].text)
+    synthetic = Corpus(documents=(*random_corpus(32, 4, "s", 40, other=True).documents, leak))
+    report = run_audit(TOKEN_REAL, synthetic, AuditPolicy(), tmp_path, tokenizer=tokenizer_dir)
+    tokens = report.measures["ngram_recall"]["before"]["tokens"]
+    assert set(tokens) == {"3", "5", "10"}
+    assert tokens["10"]["sensitive_recall"] > 0
+    assert tokens["10"]["identifying_recall"] > 0
+    assert report.measures["ngram_recall"]["after"]["tokens"]["10"]["identifying_recall"] == 0
+    assert "identifying_10gram_recall_tokens" in {r.name for r in report.rules}
+    assert report.passed

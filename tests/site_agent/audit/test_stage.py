@@ -12,7 +12,7 @@ from protocol.audit import AuditReport, RuleResult
 from shared.corpus_io import write_corpus
 from shared.errors import QualityGateError
 from shared.provenance import sha256_file
-from site_agent.audit import AuditPolicy
+from site_agent.audit.policy import AuditPolicy
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.pipeline import StageContext
 from site_agent.pseudonymise.records import SurrogateRecord, write_surrogates

@@ -16,11 +16,13 @@ from shared.corpus_io import write_corpus
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_file
 from shared.signing import generate_signing_key
-from site_agent.audit import AUDITED_CORPUS, AuditBinding, AuditPolicy, run_audit
-from site_agent.export import BundleRequest, build_bundle, verify_bundle
-from site_agent.export.bundle import TRAINED_ON_KEY
+from site_agent.audit.policy import AuditPolicy
+from site_agent.audit.run import AUDITED_CORPUS, run_audit
+from site_agent.export.bundle import TRAINED_ON_KEY, BundleRequest, build_bundle
+from site_agent.export.gate import AuditBinding
 from site_agent.export.quality import degenerate_findings
 from site_agent.export.settings import ExportSettings
+from site_agent.export.verify import verify_bundle
 from site_agent.federation.bundle import pack_bundle
 from tests.bundles import REAL
 

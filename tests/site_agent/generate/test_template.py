@@ -11,13 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import Corpus, Document, Span
-from site_agent.audit.identifying import IdentifyingIndex
-from site_agent.audit.policy import FilterSettings
+from site_agent.audit.policy import FilterSettings, PiiEchoSettings
 from site_agent.generate.dedup import deduplicate
-from site_agent.generate.fill import FilledNote, fill_templates, shape_pool
+from site_agent.generate.fill import MIN_FORBIDDEN_CHARS, FilledNote, fill_templates, shape_pool
 from site_agent.generate.mix import pii_mix
 from site_agent.generate.modes.template import identifier_like
 from site_agent.generate.placeholders import PLACEHOLDER, insert_placeholders, read_template
+from site_agent.privacy.identifying import IdentifyingIndex
 from site_agent.pseudonymise.records import SurrogateRecord, write_surrogates
 from site_agent.pseudonymise.settings import PseudonymiseSettings
 from site_agent.stages.generate import forbidden_surfaces
@@ -181,6 +181,10 @@ def test_collisions_left_after_the_last_attempt_are_counted_and_short_surfaces_i
     assert len(age) < 4
     (same, *_) = _filled((age,), attempts=1)
     assert same.collisions == 0
+
+
+def test_the_filler_ignores_exactly_the_surfaces_the_pii_echo_never_searches() -> None:
+    assert PiiEchoSettings().min_chars == MIN_FORBIDDEN_CHARS
 
 
 def test_a_fill_sharing_an_identifying_real_ngram_is_filled_again_without_it() -> None:

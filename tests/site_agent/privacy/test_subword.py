@@ -1,4 +1,4 @@
-"""n-gram recall over the generator's own tokenizer, loaded from a folder or given directly."""
+"""The generator's own tokens: loaded from a folder, PII flags by offsets, identifying n-grams."""
 
 from __future__ import annotations
 
@@ -7,16 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from protocol import Corpus, Document
+from protocol import Document
 from shared.errors import ConfigError
-from site_agent.audit import AuditPolicy, run_audit
-from site_agent.audit.context import load_tokenizer
-from site_agent.audit.identifying import IdentifyingIndex
 from site_agent.audit.policy import FilterSettings
-from site_agent.audit.subword import token_stream
+from site_agent.privacy.identifying import IdentifyingIndex
+from site_agent.privacy.subword import load_tokenizer, token_stream
+from tests.site_agent.audit.builders import random_corpus
 from tests.tiny_models import tiny_tokenizer
-
-from .builders import random_corpus
 
 REAL = random_corpus(31, 10, "r", words=40)
 
@@ -43,28 +40,15 @@ def test_token_pii_flags_follow_offsets(tokenizer_dir: Path) -> None:
         assert len(np.unique(stream.hashes[lo:hi])) == len(set(encoding["input_ids"]))
 
 
-def test_audit_reports_token_ngram_recall(tokenizer_dir: Path, tmp_path: Path) -> None:
-    leak = Document(id="leak", text=REAL.documents[3].text)
-    synthetic = Corpus(documents=(*random_corpus(32, 4, "s", 40, other=True).documents, leak))
-    report = run_audit(REAL, synthetic, AuditPolicy(), tmp_path, tokenizer=tokenizer_dir)
-    tokens = report.measures["ngram_recall"]["before"]["tokens"]
-    assert set(tokens) == {"3", "5", "10"}
-    assert tokens["10"]["sensitive_recall"] > 0
-    assert tokens["10"]["identifying_recall"] > 0
-    assert report.measures["ngram_recall"]["after"]["tokens"]["10"]["identifying_recall"] == 0
-    assert "identifying_10gram_recall_tokens" in {r.name for r in report.rules}
-    assert report.passed
-
-
 def test_missing_tokenizer_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot load a tokenizer"):
         load_tokenizer(tmp_path / "absent")
 
 
 def test_token_span_shares_equal_the_reference(tokenizer_dir: Path) -> None:
-    from site_agent.audit import reference
-    from site_agent.audit.grams import build_gram_table, identifying_columns
     from site_agent.audit.ngram_recall import docs_with_sensitive_ngrams
+    from site_agent.privacy import reference
+    from site_agent.privacy.grams import build_gram_table, identifying_columns
 
     tokenizer = load_tokenizer(tokenizer_dir)
 

@@ -1,18 +1,21 @@
 """The generator's own tokens as a :class:`TokenStream` (n-gram recall "as in the paper").
 
 The ids of a Hugging Face fast tokenizer (no special tokens) are hashed like words, and a
-token is marked as PII when its character offsets overlap a gold span.
+token is marked as PII when its character offsets overlap a gold span. The tokenizer is
+loaded from a local folder only (:func:`load_tokenizer`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 
 from protocol import Document
-from site_agent.audit.tokens import (
+from shared.errors import ConfigError
+from site_agent.privacy.tokens import (
     U64,
     SpanHits,
     TokenStream,
@@ -25,6 +28,24 @@ from site_agent.audit.tokens import (
 Unit = Literal["words", "tokens"]
 
 _TOKEN_SALT = U64(0xD6E8FEB86659FD93)
+
+
+def load_tokenizer(path: str | Path) -> Any:
+    """A Hugging Face *fast* tokenizer from a local folder (never from the hub)."""
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{path}: cannot load a tokenizer ({exc}); fix: pass the folder of the generator "
+            "model (with tokenizer.json)"
+        ) from exc
+    if not getattr(tokenizer, "is_fast", False):
+        raise ConfigError(
+            f"{path}: tokenizer is not a fast (Rust) tokenizer; fix: save it with tokenizer.json"
+        )
+    return tokenizer
 
 
 def token_stream(

@@ -12,10 +12,10 @@ import pytest
 from protocol import Corpus, Document
 from shared.corpus_io import write_corpus
 from shared.errors import ExportRefusedError
-from site_agent.audit import AUDITED_CORPUS, AuditPolicy, require_passing_audit, run_audit
-from site_agent.audit.policy import FilterSettings
-
-from .builders import random_corpus
+from site_agent.audit.policy import AuditPolicy, FilterSettings
+from site_agent.audit.run import AUDITED_CORPUS, run_audit
+from site_agent.export.gate import require_passing_audit
+from tests.site_agent.audit.builders import random_corpus
 
 REAL = random_corpus(5, 12, "r", words=40)
 REPO = Path(__file__).resolve().parents[3]
@@ -36,7 +36,6 @@ def passing(tmp_path: Path) -> Path:
 def test_passing_audit_clears_its_own_corpus(passing: Path) -> None:
     report = require_passing_audit(passing / AUDITED_CORPUS, passing / "audit.json")
     assert report.passed and report.n_kept_documents == 6
-    assert require_passing_audit(passing / AUDITED_CORPUS).passed  # audit.json beside it
 
 
 def test_missing_report(tmp_path: Path) -> None:
@@ -108,7 +107,9 @@ def test_cli_audits_plants_and_fails_with_exit_code(tmp_path: Path) -> None:
         str(tmp_path / "a"),
     )
     assert ok.returncode == 0, ok.stderr
-    assert require_passing_audit(tmp_path / "a" / AUDITED_CORPUS).passed
+    assert require_passing_audit(
+        tmp_path / "a" / AUDITED_CORPUS, tmp_path / "a" / "audit.json"
+    ).passed
     (tmp_path / "off.toml").write_text("[filters]\nenabled = []\n")
     bad = _cli(
         "--real",

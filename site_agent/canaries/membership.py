@@ -24,14 +24,14 @@ from protocol import Corpus, Document, Span
 from protocol.audit import MembershipCanary, MembershipCanarySet
 from shared.errors import UsageError
 from shared.provenance import tool_version
-from site_agent.audit.canaries import kind_of
-from site_agent.audit.digest import corpus_sha256
-from site_agent.audit.tokens import reference_words
+from site_agent.canaries.identifiers import kind_of
+from site_agent.privacy.digest import corpus_sha256
+from site_agent.privacy.tokens import reference_words
 
 if TYPE_CHECKING:
     from faker import Faker
 
-    from site_agent.audit.settings import CanarySettings
+    from site_agent.canaries.settings import CanarySettings
 
 CANARY_SOURCE = "membership-canary"
 _WORD = re.compile(r"\S+")

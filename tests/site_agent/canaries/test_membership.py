@@ -12,13 +12,14 @@ from pydantic import ValidationError
 from protocol import Corpus
 from shared.corpus_io import read_corpus, write_corpus
 from site_agent.adapt.data import training_texts
-from site_agent.audit.membership_canaries import (
+from site_agent.audit.settings import AuditSettings
+from site_agent.canaries.membership import (
     is_membership_canary,
     load_membership_canaries,
     make_membership_canaries,
     secret_vocabulary,
 )
-from site_agent.audit.settings import AuditSettings, CanarySettings
+from site_agent.canaries.settings import CanarySettings
 from site_agent.generate.modes import mode_for
 from site_agent.pseudonymise.settings import PseudonymiseSettings
 from site_agent.stages import pseudonymise as pseudonymise_stage
@@ -144,8 +145,10 @@ def test_no_canary_record_secret_or_name_reaches_the_signed_bundle(tmp_path: Pat
     """A passing audit that used membership canaries, exported with the gate bound to the
     record: the bundle holds neither the record nor any canary's secret or name."""
     from shared.signing import generate_signing_key
-    from site_agent.audit import AUDITED_CORPUS, AuditBinding, AuditPolicy, run_audit
-    from site_agent.export import BundleRequest, build_bundle
+    from site_agent.audit.policy import AuditPolicy
+    from site_agent.audit.run import AUDITED_CORPUS, run_audit
+    from site_agent.export.bundle import BundleRequest, build_bundle
+    from site_agent.export.gate import AuditBinding
     from site_agent.export.settings import ExportSettings
     from tests.bundles import REAL, synthetic_corpus
 

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from protocol import Document
-from site_agent.audit.tokens import is_word_char, lower_keep_length
+from site_agent.privacy.tokens import is_word_char, lower_keep_length
 
 
 def word_spans(text: str) -> list[tuple[str, int, int]]:

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import Document
-from site_agent.audit.reference import surface_matches
-from site_agent.audit.surfaces import SurfaceMatcher, surface_keys
+from site_agent.privacy.reference import surface_matches
+from site_agent.privacy.surfaces import SurfaceMatcher, surface_keys
 
 PIECES = st.sampled_from(
     [

@@ -1,4 +1,4 @@
-"""Fast measures equal slow, obviously correct references on random small corpora."""
+"""The engine's fast paths equal slow, obviously correct references on random small corpora."""
 
 from __future__ import annotations
 
@@ -7,52 +7,15 @@ import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from protocol import Corpus, Document, Span
-from site_agent.audit import reference
-from site_agent.audit.bm25 import bm25_scores, build_bm25, nearest_real
-from site_agent.audit.context import AuditContext
-from site_agent.audit.grams import build_gram_table
-from site_agent.audit.identifying import IdentifyingIndex
-from site_agent.audit.nearest_real import measure_nearest_real
-from site_agent.audit.ngram_recall import recall_figures
-from site_agent.audit.policy import AuditPolicy, FilterSettings
-from site_agent.audit.rouge import rouge_candidates, rouge_recall
-from site_agent.audit.tokens import word_stream
-
-WORDS = st.sampled_from(["de", "la", "Paciente", "dolor", "años", "70", "Núñez", "ríñon", "x"])
-
-
-@st.composite
-def documents(draw: st.DrawFn, prefix: str, max_docs: int = 5) -> list[Document]:
-    docs = []
-    for i in range(draw(st.integers(1, max_docs))):
-        words: list[str] = draw(st.lists(WORDS, max_size=18))
-        text = " ".join(words)
-        spans: tuple[Span, ...] = ()
-        labelled: bool = draw(st.booleans())
-        if words and labelled:
-            k = draw(st.integers(0, len(words) - 1))
-            start = sum(len(w) + 1 for w in words[:k])
-            spans = (Span(start=start, end=start + len(words[k]), label="NOMBRE"),)
-        docs.append(Document(id=f"{prefix}{i}", text=text, spans=spans))
-    return docs
-
-
-CORPORA = st.tuples(documents("r"), documents("s"))
-
-
-@settings(max_examples=80, deadline=None, derandomize=True)
-@given(CORPORA, st.sampled_from([1, 2, 3, 5, 10]))
-def test_ngram_recall_equals_set_reference(corpora: tuple, n: int) -> None:
-    real, synth = corpora
-    table = build_gram_table(word_stream(real, with_pii=True), word_stream(synth), n)
-    kept = np.ones(len(synth), dtype=bool)
-    got = recall_figures(table, kept)
-    assert (got["recall"], got["sensitive_recall"]) == reference.corpus_recall(real, synth, n)
-    kept[0] = False
-    got = recall_figures(table, kept)
-    expected = reference.corpus_recall(real, synth[1:], n)
-    assert (got["recall"], got["sensitive_recall"]) == expected
+from protocol import Document
+from site_agent.audit.policy import FilterSettings
+from site_agent.privacy import reference
+from site_agent.privacy.bm25 import bm25_scores, build_bm25, nearest_real
+from site_agent.privacy.grams import build_gram_table
+from site_agent.privacy.identifying import IdentifyingIndex
+from site_agent.privacy.rouge import rouge_candidates, rouge_recall
+from site_agent.privacy.tokens import word_stream
+from tests.site_agent.privacy.strategies import CORPORA, named_documents
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
@@ -86,20 +49,6 @@ def test_rouge_is_exact_and_candidates_miss_nothing(corpora: tuple, n: int, t: f
     candidates = set(zip(cand_s.tolist(), cand_r.tolist(), strict=True))
     above = {(int(i), int(j)) for i, j, v in zip(s, r, expected, strict=True) if v > t}
     assert above <= candidates
-
-
-@settings(max_examples=40, deadline=None, derandomize=True)
-@given(CORPORA, st.sampled_from([0.0, 0.3, 0.6]))
-def test_max_rouge_equals_all_pairs_reference_above_threshold(corpora: tuple, t: float) -> None:
-    real, synth = corpora
-    policy = AuditPolicy(filters=FilterSettings(rouge_n=3, rouge_threshold=t))
-    context = AuditContext(Corpus(documents=tuple(real)), Corpus(documents=tuple(synth)), policy)
-    result = measure_nearest_real(context)
-    naive = np.array(reference.naive_max_rouge(real, synth, 3))
-    fast = result.max_rouge(3)
-    assert np.allclose(fast[naive > t], naive[naive > t])
-    assert np.all(fast <= naive + 1e-12)
-    assert np.array_equal(fast > t, naive > t)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
@@ -143,22 +92,6 @@ def test_nearest_real_ranks_the_copied_document_first() -> None:
     assert scores[0, 0] > scores[0, 1] >= 0
 
 
-@st.composite
-def named_documents(draw: st.DrawFn, prefix: str, max_docs: int = 4) -> list[Document]:
-    """Documents whose spans cover one to three whole words (at most two spans each)."""
-    docs = []
-    for i in range(draw(st.integers(1, max_docs))):
-        words: list[str] = draw(st.lists(WORDS, min_size=1, max_size=16))
-        starts = [sum(len(w) + 1 for w in words[:k]) for k in range(len(words) + 1)]
-        spans, k = [], draw(st.integers(0, len(words) - 1))
-        while k < len(words) and len(spans) < 2 and draw(st.booleans()):
-            last = min(len(words), k + draw(st.integers(1, 3)))
-            spans.append(Span(start=starts[k], end=starts[last] - 1, label="NOMBRE"))
-            k = last + draw(st.integers(1, 3))
-        docs.append(Document(id=f"{prefix}{i}", text=" ".join(words), spans=tuple(spans)))
-    return docs
-
-
 @settings(max_examples=120, deadline=None, derandomize=True)
 @given(
     named_documents("r"),
@@ -169,8 +102,8 @@ def named_documents(draw: st.DrawFn, prefix: str, max_docs: int = 4) -> list[Doc
 def test_identifying_ngrams_equal_the_span_share_reference(
     real: list[Document], others: list[Document], n: int, share: float
 ) -> None:
-    from site_agent.audit.grams import identifying_columns
     from site_agent.audit.ngram_recall import docs_with_sensitive_ngrams
+    from site_agent.privacy.grams import identifying_columns
 
     # the synthetic side copies every real note's words too, so every real n-gram is looked up
     synth = [*others, *(Document(id=f"c{d.id}", text=d.text) for d in real)]

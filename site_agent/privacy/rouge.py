@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from site_agent.audit.grams import GramTable
+from site_agent.privacy.grams import GramTable
 
 _PAIR_CHUNK = 20_000
 

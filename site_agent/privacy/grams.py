@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from site_agent.audit.tokens import U64, TokenStream, mix64
+from site_agent.privacy.tokens import U64, TokenStream, mix64
 
 _GRAM_BASE = U64(0x9E3779B97F4A7C15)
 _SLICE = 1 << 22

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import Document, Span
-from site_agent.audit import reference
-from site_agent.audit.grams import iter_ngrams, ngrams_of
-from site_agent.audit.tokens import word_hash, word_stream
+from site_agent.privacy import reference
+from site_agent.privacy.grams import iter_ngrams, ngrams_of
+from site_agent.privacy.tokens import word_hash, word_stream
 
 ALPHABET = st.sampled_from(
     [*list("abcXYZ019 ñÑáÉüç.,;:¿?¡!«»-_/\n\t"), "İ", "ẞ", "😀", "́", "\xa0", "ﬁ", "٣"]
@@ -56,7 +56,7 @@ def test_ngrams_never_cross_documents() -> None:
 
 
 def test_spans_without_tokens_give_zero_shares() -> None:
-    from site_agent.audit.grams import window_shares
+    from site_agent.privacy.grams import window_shares
 
     doc = Document(id="d", text="uno dos ... tres", spans=(Span(start=8, end=11, label="X"),))
     stream = word_stream([doc], with_pii=True)

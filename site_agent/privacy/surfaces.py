@@ -17,6 +17,7 @@ a space, which is ASCII, so it can never start or end inside a multi-byte charac
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 import ahocorasick
 import numpy as np
 
-from site_agent.audit.tokens import HasText, chunked, lower_keep_length, word_bytes
+from site_agent.privacy.tokens import HasText, chunked, lower_keep_length, word_bytes
 
 _SPACE, _NEWLINE = 0x20, 0x0A
 _CHUNK_CHARS = 4_000_000
@@ -54,6 +55,14 @@ def surface_keys(texts: Sequence[str]) -> list[str]:
 
 def has_words(key: str) -> bool:
     return len(key) > 1
+
+
+_SEPARATORS = re.compile(r"[\W_]+")
+
+
+def normalise_surface(text: str) -> str:
+    """Lower-cased words joined by single spaces (for lengths and for reading)."""
+    return _SEPARATORS.sub(" ", text.lower()).strip()
 
 
 @dataclass(frozen=True)

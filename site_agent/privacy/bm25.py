@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from site_agent.audit.tokens import TokenStream
+from site_agent.privacy.tokens import TokenStream
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 The sensitive n-gram filter drops a synthetic note that shares with the real training notes
 an n-gram holding at least ``sensitive_ngram_min_share`` of one identifier (``grams``:
-:func:`~site_agent.audit.grams.identifying_columns`), in words and in the generator's tokens.
+:func:`~site_agent.privacy.grams.identifying_columns`), in words and in the generator's tokens.
 This index holds those n-grams' hashes, so a caller can count, before the audit runs, the
 n-grams it would drop a note for. The template filler uses it: a random date that shares
 day and month with one of the real dates is a chance collision that another draw removes
@@ -14,14 +14,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from protocol import Document
-from site_agent.audit.grams import build_gram_table, identifying_columns, iter_ngrams
-from site_agent.audit.policy import FilterSettings
-from site_agent.audit.subword import Unit, unit_stream
+from site_agent.privacy.grams import build_gram_table, identifying_columns, iter_ngrams
+from site_agent.privacy.subword import Unit, load_tokenizer, unit_stream
+
+
+class SensitiveNgramFilter(Protocol):
+    """What the index follows of the audit's sensitive n-gram filter (its ``FilterSettings``,
+    ``[audit.policy.filters]``): the n-gram length and an identifier's minimum share."""
+
+    @property
+    def sensitive_ngram_n(self) -> int: ...
+
+    @property
+    def sensitive_ngram_min_share(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -35,13 +45,11 @@ class IdentifyingIndex:
 
     @classmethod
     def build(
-        cls, real: Sequence[Document], filters: FilterSettings, tokenizer: Any = None
+        cls, real: Sequence[Document], filters: SensitiveNgramFilter, tokenizer: Any = None
     ) -> IdentifyingIndex:
         """Index ``real`` (gold spans) with the filter's n and share; ``tokenizer``: a loaded
         fast tokenizer or the generator's folder (None: words only)."""
         if isinstance(tokenizer, str | Path):
-            from site_agent.audit.context import load_tokenizer
-
             tokenizer = load_tokenizer(tokenizer)
         n = filters.sensitive_ngram_n
         hashes: dict[Unit, np.ndarray] = {}

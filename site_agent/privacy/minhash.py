@@ -15,8 +15,8 @@ import itertools
 
 import numpy as np
 
-from site_agent.audit.grams import iter_ngrams
-from site_agent.audit.tokens import U64, TokenStream, mix64
+from site_agent.privacy.grams import iter_ngrams
+from site_agent.privacy.tokens import U64, TokenStream, mix64
 
 EMPTY = np.iinfo(np.uint64).max
 _ROTATION = U64(0x2545F4914F6CDD1D)
