@@ -2,7 +2,7 @@
 on, its inputs; and ``stage.json``, the record that says where its artifacts are.
 
 The machinery is generic: it imports no stage and no site config. The ordered stage list and
-the adapters that read ``site.toml`` are the composition root, :mod:`site_agent.stages`.
+the adapters that read the site config are the composition root, :mod:`site_agent.stages`.
 
 A stage reads upstream artifacts by key (``"split.train"``), writes its own artifacts into
 its folder ``<work_dir>/<NN-name>/`` and returns them by name. ``stage.json`` records status,
