@@ -27,6 +27,6 @@ lint:
 	$(PY) -m ruff format --check .
 
 types:
-	$(PY) -m mypy protocol shared site_agent coordinator studies
+	$(PY) -m mypy protocol shared ner site_agent coordinator studies
 
 check: lint types test

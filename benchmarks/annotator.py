@@ -81,10 +81,10 @@ def _test_scores(gold: Corpus, pred: Corpus) -> dict[str, float]:
     right when its entity label matches, ``O`` excluded, B/I ignored): the other common reading
     of "token-level F1", shown so that both can be compared with published numbers.
     """
+    from ner.scoring import token_scores
     from shared.metrics import evaluate
     from shared.metrics.pairing import pair_documents
     from shared.metrics.tokens import document_tags
-    from site_agent.annotator.scoring import token_scores
 
     report = evaluate(gold, pred)
     tagged = [document_tags(pair) for pair in pair_documents(gold, pred)]
@@ -105,7 +105,9 @@ def _report(stage: str, done: int, total: int) -> None:
 
 def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Train, select on dev, annotate test; one row of the table."""
-    from site_agent.annotator import machine_annotate, train_annotator
+    from ner.infer import machine_annotate
+    from ner.train import train_annotator
+    from site_agent.annotator.encoder import resolve_backbone
 
     settings = AnnotatorSettings(
         epochs=args.epochs,
@@ -119,7 +121,8 @@ def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[st
         bf16={"auto": None, "on": True, "off": False}[args.bf16],
     )
     train, dev, test = (_load(args.data, s, args.max_docs) for s in ("train", "dev", "test"))
-    result = train_annotator(train, dev, backbone, settings, work / "model", _report)
+    model = resolve_backbone(backbone)
+    result = train_annotator(train, dev, model, settings, work / "model", _report)
     started = time.perf_counter()
     predicted = machine_annotate(result.model_dir, test, args.eval_batch_size, _report)
     annotate_seconds = time.perf_counter() - started
@@ -159,7 +162,9 @@ SPARSE_COLUMNS = (
 def run_sparse(backbone: str, args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     """The default recipe on the dense and the sparse corpus of ``args.sparse`` PHI pieces."""
     from benchmarks.sparse_corpus import sparse_pair
-    from site_agent.annotator import machine_annotate, train_annotator
+    from ner.infer import machine_annotate
+    from ner.train import train_annotator
+    from site_agent.annotator.encoder import resolve_backbone
 
     settings = AnnotatorSettings(num_threads=args.num_threads)
     train = sparse_pair(_load(args.data, "train", None), args.sparse, seed=1)
@@ -170,7 +175,8 @@ def run_sparse(backbone: str, args: argparse.Namespace, work: Path) -> list[dict
         ("dense", train.dense, dev.dense),
         ("sparse", train.sparse, dev.sparse),
     ):
-        result = train_annotator(corpus, validation, backbone, settings, work / name, _report)
+        model = resolve_backbone(backbone)
+        result = train_annotator(corpus, validation, model, settings, work / name, _report)
         record, recipe = result.record, result.record.recipe
         assert recipe is not None
         predicted = machine_annotate(result.model_dir, test, args.eval_batch_size, _report)
@@ -223,12 +229,15 @@ def _english(n: int, seed: int, keep_names: bool) -> Corpus:
 
 def run_english(backbone: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Default recipe on English demo-generator notes; test notes name unseen patients."""
-    from site_agent.annotator import machine_annotate, train_annotator
+    from ner.infer import machine_annotate
+    from ner.train import train_annotator
+    from site_agent.annotator.encoder import resolve_backbone
 
     settings = AnnotatorSettings(num_threads=args.num_threads)
     train, dev = _english(args.english, 11, True), _english(args.english // 2, 12, True)
     test = _english(args.english, 13, False)
-    result = train_annotator(train, dev, backbone, settings, work / "english", _report)
+    model = resolve_backbone(backbone)
+    result = train_annotator(train, dev, model, settings, work / "english", _report)
     record, best = result.record, result.best_metrics
     predicted = machine_annotate(result.model_dir, test, args.eval_batch_size, _report)
     return {

@@ -58,9 +58,10 @@ def load_average_rule() -> int:
 
 def train_seconds(notes: int, epochs: int, threads: int, model: str, data: Path) -> float:
     """Training seconds (encoding and saving left out) of the annotator on ``threads``."""
+    from ner.train import train_annotator
     from protocol.annotator import AnnotatorSettings
     from shared.corpus_io import read_corpus
-    from site_agent.annotator import train_annotator
+    from site_agent.annotator.encoder import resolve_backbone
 
     gold = read_corpus(data / "train.jsonl", "jsonl")
     train = gold.model_copy(update={"documents": gold.documents[:notes]})
@@ -68,7 +69,8 @@ def train_seconds(notes: int, epochs: int, threads: int, model: str, data: Path)
         epochs=epochs, min_steps=0, batch_size=8, num_threads=threads, patience=0
     )
     with tempfile.TemporaryDirectory() as folder:
-        result = train_annotator(train, None, model, settings, Path(folder) / "annotator")
+        backbone = resolve_backbone(model)
+        result = train_annotator(train, None, backbone, settings, Path(folder) / "annotator")
     return float(result.record.timings["train_seconds"])
 
 

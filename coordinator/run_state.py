@@ -6,9 +6,9 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from coordinator.collect.verify import VerifiedBundle
 from coordinator.messaging import Reply
 from coordinator.settings import FederationSettings
+from coordinator.verified_bundle import VerifiedBundle
 from protocol import LabelMapping
 from protocol.registry import SiteRegistry
 from protocol.rounds import Exclusion, ExclusionReason, FedAvgRound, Phase, RollCallReply

@@ -42,10 +42,10 @@ class AnnotatorSettings(ProtocolModel):
     vocabularies; never a small randomly initialised test model, which needs to learn its
     embeddings). ``decoding`` turns per-word tag scores into tags, in validation and in machine
     annotation alike: ``viterbi`` takes the most probable well-formed IOB2 sequence, ``argmax``
-    each word's best tag on its own (``site_agent.annotator.decoding``).
+    each word's best tag on its own (``ner.decoding``).
 
     Sparse PHI (most notes without any, well under 1% of words inside an entity) leaves a model
-    that predicts only ``O`` after a recipe counted in epochs; ``site_agent.annotator.recipe``
+    that predicts only ``O`` after a recipe counted in epochs; ``ner.recipe``
     turns the training corpus's PHI statistics into the run's :class:`TrainingRecipe`.
     ``min_steps`` makes a small corpus get at least that many optimiser steps (epochs are added,
     up to ``max_epochs``); ``phi_free_per_phi`` keeps, each epoch, that many PHI-free chunks
@@ -121,7 +121,7 @@ class AnnotatorSettings(ProtocolModel):
 
 
 class TrainingRecipe(ProtocolModel):
-    """What a run did because of its training corpus (``site_agent.annotator.recipe``).
+    """What a run did because of its training corpus (``ner.recipe``).
 
     ``phi_word_density`` is the share of words inside a gold entity, ``phi_chunk_share`` the
     share of training chunks holding one; ``phi_free_per_phi`` is None when every chunk is

@@ -2,5 +2,5 @@
 
 ``phase.aggregate_models`` runs it: per-site and pooled models (``pooled``), the sites'
 exported encoders (``exported``) and FedAvg across the sites (``fedavg``), all in one shared
-label space. ``trainer`` is the one module that reuses the site's annotator trainer.
+label space. ``trainer`` trains with the :mod:`ner` engine the sites use.
 """

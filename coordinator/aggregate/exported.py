@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from coordinator.aggregate.built_model import BuiltModel
-from coordinator.collect.verify import VerifiedBundle
+from coordinator.verified_bundle import VerifiedBundle
 from protocol.rounds import TrainedModel
 from shared.bundle_verify import ENCODER_PREFIX
 from shared.contained import contained_path, write_contained

@@ -16,6 +16,7 @@ from flwr.app import Array, ArrayRecord, ConfigRecord, RecordDict
 from flwr.serverapp import Grid
 
 from coordinator.aggregate.built_model import BuiltModel
+from coordinator.aggregate.weighted_mean import weighted_mean
 from coordinator.messaging import exchange
 from coordinator.run_state import RunState
 from protocol.rounds import FedAvgInstruction, FedAvgRound, FedAvgUpdate, TrainedModel
@@ -38,10 +39,8 @@ def weighted_average(updates: list[tuple[ArrayRecord, int]]) -> ArrayRecord:
         if not np.issubdtype(arrays[0].dtype, np.floating):
             averaged[key] = Array.from_numpy_ndarray(arrays[0])
             continue
-        mean = sum(
-            a.astype(np.float64) * (n / total) for a, (_, n) in zip(arrays, updates, strict=True)
-        )
-        averaged[key] = Array.from_numpy_ndarray(np.asarray(mean).astype(arrays[0].dtype))
+        mean = weighted_mean([(a, n) for a, (_, n) in zip(arrays, updates, strict=True)])
+        averaged[key] = Array.from_numpy_ndarray(mean)
     return averaged
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
+from coordinator.aggregate.weighted_mean import weighted_mean
+
 WEIGHTS = "model.safetensors"
 
 
@@ -30,8 +32,7 @@ def average_into(initial: Path, encoders: list[tuple[Path, int]]) -> list[str]:
         found = [(w[name], n) for w, n in loaded if name in w and w[name].shape == tensor.shape]
         if len(found) != len(loaded):
             continue
-        mean = sum(array.astype(np.float64) * (n / total) for array, n in found)
-        target[name] = np.asarray(mean).astype(tensor.dtype)
+        target[name] = weighted_mean(found, tensor.dtype)
         replaced.append(name)
     save_file(target, str(initial / WEIGHTS), metadata={"format": "pt"})
     return replaced

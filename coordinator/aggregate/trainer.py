@@ -1,8 +1,7 @@
-"""How the coordinator trains an NER model: the site's annotator trainer, reused.
+"""How the coordinator trains an NER model: the :mod:`ner` engine the sites use too.
 
-This is the one place the coordinator imports from ``site_agent`` (see ARCHITECTURE.md and
-tests/test_import_rules.py): the coordinator trains its per-site and pooled models with exactly
-the trainer the sites use for their gold annotator, so the models are comparable.
+The coordinator trains its per-site and pooled models with exactly the trainer the sites use
+for their gold annotator (``ner.train``), so the models are comparable.
 """
 
 from __future__ import annotations
@@ -23,8 +22,8 @@ class NerSettings(AnnotatorSettings):
 def train_annotator(
     train: Corpus, validation: Corpus | None, base_model: Path, settings: NerSettings, out_dir: Path
 ) -> Path:
-    """The site's annotator trainer; returns the model folder."""
-    from site_agent.annotator import train_annotator as train_encoder
+    """The sites' annotator trainer; returns the model folder."""
+    from ner.train import train_annotator as train_encoder
 
     return Path(train_encoder(train, validation, base_model, settings, out_dir).model_dir)
 

@@ -3,8 +3,8 @@
 The checks themselves are the one bundle verifier in ``shared.bundle_verify`` (the site runs
 the same before it sends). Here: the sender must be a registered site, its bundle is rebuilt
 into bytes (weights arrive as arrays plus the safetensors header), verified with that site's
-registered key, and summarised for the report. The first failure rejects the bundle with a
-named reason; the round goes on without it.
+registered key, and summarised for the report (a :class:`VerifiedBundle`). The first failure
+rejects the bundle with a named reason; the round goes on without it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from flwr.app import ArrayRecord
 
-from protocol import Corpus
+from coordinator.verified_bundle import VerifiedBundle
 from protocol.export import ExportManifest
 from protocol.registry import SiteRegistry
 from protocol.rounds import AcceptedBundle
@@ -31,7 +31,6 @@ from shared.transport import record_to_safetensors_bytes
 __all__ = [
     "BundleRejected",
     "ReceivedBundle",
-    "VerifiedBundle",
     "parse_corpus_bytes",
     "verify_received_bundle",
 ]
@@ -45,17 +44,6 @@ class ReceivedBundle:
     signature: str
     files: dict[str, bytes] = field(default_factory=dict)
     weights: dict[str, tuple[ArrayRecord, bytes]] = field(default_factory=dict)
-
-
-@dataclass
-class VerifiedBundle:
-    """A bundle that passed every check, with its corpus parsed."""
-
-    manifest: ExportManifest
-    accepted: AcceptedBundle
-    corpus: Corpus | None
-    weights: dict[str, tuple[ArrayRecord, bytes]]
-    files: dict[str, bytes] = field(default_factory=dict)
 
 
 def _registered_key(site_id: str, registry: SiteRegistry) -> Ed25519PublicKey:

@@ -1,8 +1,10 @@
 """The annotator as the pipeline stages call it: by model name, with a progress display.
 
-``train_encoder`` resolves a registered name, folder or Hugging Face id and trains; the
-annotator, train-synthetic stages use it. ``annotate_corpus`` labels a corpus with a trained
-folder; the annotate and train-synthetic stages use it. Torch loads on first call.
+``train_encoder`` resolves a registered name, folder or Hugging Face id and trains with
+:func:`ner.train.train_annotator`; the annotator, train-synthetic stages use it.
+``annotate_corpus`` labels a corpus with a trained folder (:func:`ner.infer.machine_annotate`);
+the annotate and train-synthetic stages use it. ``resolve_backbone`` resolves a name without
+fetching, for ``site-agent annotate train``. Torch loads on first call.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from rich.progress import Progress
 
+from ner.backbone import check_backbone
 from protocol import Corpus
 from protocol.annotator import AnnotatorMetrics, AnnotatorRecord, AnnotatorSettings
 from shared.progress import ProgressBars
@@ -37,6 +40,19 @@ class TrainedEncoder:
         return best.model_dump() if best else None
 
 
+def resolve_backbone(name_or_path: str | Path) -> Path | str:
+    """A local model folder, registry name or HF id, turned into what ``from_pretrained`` wants.
+
+    An existing folder must hold a ``config.json``. Other names go to the model registry
+    (``site_agent.models.resolve_model``: installed registry models become their folder, HF ids
+    pass through, unknown or not-yet-fetched names raise ModelUnavailableError with the fetch
+    command).
+    """
+    if Path(name_or_path).expanduser().exists():
+        return check_backbone(name_or_path)
+    return resolve_model(str(name_or_path))
+
+
 def train_encoder(
     train: Corpus,
     validation: Corpus,
@@ -46,7 +62,7 @@ def train_encoder(
     progress: Progress | None,
 ) -> TrainedEncoder:
     """Fine-tune ``base_model`` (a name, folder or Hugging Face id) for NER."""
-    from site_agent.annotator.train import train_annotator
+    from ner.train import train_annotator
 
     model = str(resolve_model(base_model, allow_fetch=True))
     bars = ProgressBars(progress)
@@ -56,7 +72,7 @@ def train_encoder(
 
 def annotate_corpus(model_dir: Path, corpus: Corpus, progress: Progress | None = None) -> Corpus:
     """``corpus`` with the spans the trained annotator in ``model_dir`` finds."""
-    from site_agent.annotator.infer import machine_annotate
+    from ner.infer import machine_annotate
 
     annotated: Corpus = machine_annotate(model_dir, corpus, progress=ProgressBars(progress).phase)
     return annotated

@@ -43,7 +43,7 @@ from site_agent.federation.layout import SiteFailure, SiteLayout
 
 def annotate(model_dir: Path, corpus: Corpus) -> Corpus:
     """The site's own annotator inference (loads torch on first use)."""
-    from site_agent.annotator import machine_annotate
+    from ner.infer import machine_annotate
 
     return machine_annotate(model_dir, corpus)
 
@@ -128,7 +128,7 @@ def fedavg_train(layout: SiteLayout, content: RecordDict) -> RecordDict:
         num_threads=1,
         min_steps=0,  # FedAvg: exactly E local epochs per round
     )
-    from site_agent.annotator import train_annotator  # loads torch
+    from ner.train import train_annotator  # loads torch
 
     with tempfile.TemporaryDirectory() as tmp:
         start = unpack_model(content, wire.GLOBAL_MODEL, Path(tmp) / "in")

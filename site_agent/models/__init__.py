@@ -7,7 +7,6 @@ are how a new model (and its conversion) joins the table.
 from site_agent.models.cache import CACHE_ENV, cache_root, model_dir
 from site_agent.models.converters import ConversionRequest, register_converter
 from site_agent.models.fetch import fetch_model
-from site_agent.models.record import ModelRecord, read_record, verify_files
 from site_agent.models.registry import get_spec, register_model, registered_models
 from site_agent.models.resolve import resolve_model
 from site_agent.models.spec import ModelSpec
@@ -15,16 +14,13 @@ from site_agent.models.spec import ModelSpec
 __all__ = [
     "CACHE_ENV",
     "ConversionRequest",
-    "ModelRecord",
     "ModelSpec",
     "cache_root",
     "fetch_model",
     "get_spec",
     "model_dir",
-    "read_record",
     "register_converter",
     "register_model",
     "registered_models",
     "resolve_model",
-    "verify_files",
 ]

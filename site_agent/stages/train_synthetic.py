@@ -101,7 +101,7 @@ def run(
 
 
 def _gold_notes(model_dir: Path) -> list[str]:
-    from site_agent.annotator.infer import load_record
+    from ner.infer import load_record
 
     record = load_record(model_dir)
     return training_notes(record, "gold annotator") if record else []

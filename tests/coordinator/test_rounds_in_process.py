@@ -8,12 +8,12 @@ import pytest
 
 from coordinator.server_app import run_federation
 from coordinator.settings import FederationSettings
+from ner.infer import machine_annotate
 from protocol import LabelMapping
 from protocol.rounds import FederationReport
 from shared.corpus_io import read_corpus
 from shared.label_mapping import harmonise
 from shared.metrics.model_metrics import evaluate_predictions
-from site_agent.annotator import machine_annotate
 from site_agent.client_app import app as client_app
 from tests.coordinator.conftest import World, node_configs
 from tests.coordinator.fake_grid import InProcessGrid

@@ -25,10 +25,11 @@ from hypothesis import strategies as st
 from safetensors.numpy import save
 
 from coordinator.collect.phase import collect
-from coordinator.collect.verify import BundleRejected, VerifiedBundle, verify_received_bundle
+from coordinator.collect.verify import BundleRejected, verify_received_bundle
 from coordinator.deployment.keys import load_registry, register_site
 from coordinator.run_state import RunState
 from coordinator.settings import FederationSettings
+from coordinator.verified_bundle import VerifiedBundle
 from protocol.export import MANIFEST, SIGNATURE, UnsafeArtifactName, check_artifact_name
 from protocol.rounds import RollCallReply
 from protocol.rounds import TestSplitSize as SplitSize

@@ -483,7 +483,7 @@ def config_keys_named(text: str) -> list[tuple[str, bool]]:
 def _gate_messages() -> list[str]:
     from protocol.annotator import AnnotatorMetrics
     from shared.errors import QualityGateError
-    from site_agent.annotator import check_annotator_quality
+    from site_agent.annotator.gate import check_annotator_quality
 
     weak = AnnotatorMetrics.model_construct(recall=0.1)
     messages = []
@@ -574,9 +574,9 @@ def test_local_paths_in_finds_what_it_must() -> None:
 def test_model_identity_is_a_name_and_a_hash_never_a_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from shared.model_record import ModelRecord, write_record
     from site_agent.models.cache import CACHE_ENV, model_dir
     from site_agent.models.identity import model_identity
-    from site_agent.models.record import ModelRecord, write_record
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     installed = model_dir("multilingual-e5-small")
@@ -606,8 +606,8 @@ def test_model_identity_is_a_name_and_a_hash_never_a_path(
 
 
 def test_annotator_json_names_the_base_model_without_its_path(tmp_path: Path) -> None:
-    from site_agent.annotator import train_annotator
-    from tests.site_agent.annotator.conftest import FAST, synthetic_corpus
+    from ner.train import train_annotator
+    from tests.ner.conftest import FAST, synthetic_corpus
     from tests.tiny_models import tiny_encoder
 
     train, validation = synthetic_corpus(8, 1, "tr"), synthetic_corpus(4, 2, "va")

@@ -11,7 +11,7 @@ import pytest
 from protocol import Corpus, Document, Span
 from shared.corpus_io import write_corpus
 from site_agent.stages.preflight import default_settings, preflight, preflight_lines
-from tests.site_agent.annotator.test_recipe import corpus
+from tests.ner.test_recipe import corpus
 
 
 def _with_rare_label(base: Corpus) -> Corpus:

@@ -21,13 +21,16 @@ def _train(
     min_recall: float,
     fmt: str | None,
 ) -> None:
+    from ner.train import train_annotator
     from protocol.annotator import AnnotatorSettings
     from shared.corpus_io import read_corpus
-    from site_agent.annotator import check_annotator_quality, train_annotator
+    from site_agent.annotator.encoder import resolve_backbone
+    from site_agent.annotator.gate import check_annotator_quality
 
     val = read_corpus(validation, fmt) if validation else None
     settings = AnnotatorSettings(epochs=epochs)
-    result = train_annotator(read_corpus(train, fmt), val, base_model, settings, out)
+    backbone = resolve_backbone(base_model)
+    result = train_annotator(read_corpus(train, fmt), val, backbone, settings, out)
     console = Console()
     for epoch in result.record.epochs:
         scores = f", validation token F1 {epoch.metrics.f1:.3f}" if epoch.metrics else ""
@@ -42,8 +45,8 @@ def _train(
 
 
 def _apply(model: Path, corpus: Path, out: Path, batch_size: int, fmt: str | None) -> None:
+    from ner.infer import machine_annotate
     from shared.corpus_io import read_corpus, write_corpus
-    from site_agent.annotator import machine_annotate
 
     annotated = machine_annotate(model, read_corpus(corpus, fmt), batch_size=batch_size)
     write_corpus(annotated, out, "jsonl")

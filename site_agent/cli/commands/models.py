@@ -11,13 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from shared.errors import VerificationError
-from site_agent.models import (
-    fetch_model,
-    model_dir,
-    read_record,
-    registered_models,
-    verify_files,
-)
+from shared.model_record import read_record, verify_files
+from site_agent.models import fetch_model, model_dir, registered_models
 
 CacheOption = Annotated[
     Path | None, typer.Option("--cache", help="Models cache (default $DEID_SYNTH_CACHE/models).")

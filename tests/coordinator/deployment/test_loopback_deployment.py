@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from coordinator.deployment.local import run_local_federation
+from ner.infer import machine_annotate
 from protocol import LabelMapping
 from protocol.rounds import FederationReport
 from shared.corpus_io import read_corpus
 from shared.label_mapping import harmonise
 from shared.metrics.model_metrics import evaluate_predictions
-from site_agent.annotator import machine_annotate
 from tests.template_sites import prepare_template_federation
 
 SITES = ["site-a", "site-b", "site-c"]

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from ner.recipe import corpus_recipe
+from ner.scoring import score_tags
 from protocol.annotator import AnnotatorMetrics, AnnotatorRecord, AnnotatorSettings
 from shared.errors import QualityGateError
-from site_agent.annotator import check_annotator_quality
 from site_agent.annotator.diagnosis import diagnose, training_notes
-from site_agent.annotator.gate import gate_recall
-from site_agent.annotator.recipe import corpus_recipe
-from site_agent.annotator.scoring import score_tags
-from tests.site_agent.annotator.test_recipe import corpus
+from site_agent.annotator.gate import check_annotator_quality, gate_recall
+from tests.ner.test_recipe import corpus
 
 GOLD = [["B-NAME", "I-NAME", "O", "B-DATE", "O", "B-FAX"]] * 4
 

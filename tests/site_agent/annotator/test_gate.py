@@ -6,7 +6,7 @@ import pytest
 
 from protocol.annotator import AnnotatorMetrics
 from shared.errors import QualityGateError
-from site_agent.annotator import check_annotator_quality
+from site_agent.annotator.gate import check_annotator_quality
 
 
 def _metrics(recall: float) -> AnnotatorMetrics:

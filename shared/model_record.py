@@ -1,4 +1,8 @@
-"""``registry.json``: what was fetched, from which wheels, under which licence, with file hashes."""
+"""``registry.json``: what was fetched, from which wheels, under which licence, with file hashes.
+
+The site's model registry (``site_agent.models``) writes it into every model folder it installs;
+:mod:`shared.model_identity` reads it on both sides to name a model folder.
+"""
 
 from __future__ import annotations
 

@@ -16,6 +16,12 @@ from typing import Any
 
 import torch
 
+from ner.backbone import check_backbone, load_fast_tokenizer
+from ner.features import EncodedChunk, encode_corpus
+from ner.loop import Progress, resolve_bf16, train_epoch
+from ner.recipe import corpus_recipe
+from ner.sampling import EpochSampler, tag_weights
+from ner.validate import ValidationSet, validation_metrics
 from protocol import Corpus
 from protocol.annotator import (
     AnnotatorRecord,
@@ -26,16 +32,10 @@ from protocol.annotator import (
 )
 from shared.atomic import atomic_directory, atomic_write_text
 from shared.errors import UsageError
+from shared.model_identity import loadable_identity
 from shared.ner_tokens import iob2_labels
 from shared.provenance import config_digest, make_provenance
 from shared.threads import ThreadBudget
-from site_agent.annotator.backbone import load_fast_tokenizer, resolve_backbone
-from site_agent.annotator.features import EncodedChunk, encode_corpus
-from site_agent.annotator.loop import Progress, resolve_bf16, train_epoch
-from site_agent.annotator.recipe import corpus_recipe
-from site_agent.annotator.sampling import EpochSampler, tag_weights
-from site_agent.annotator.validate import ValidationSet, validation_metrics
-from site_agent.models.identity import model_identity
 
 RECORD_FILE = "annotator.json"
 HEAD_PREFIX = "classifier."
@@ -139,9 +139,10 @@ def train_annotator(
 ) -> AnnotatorResult:
     """Fine-tune ``base_model`` on ``train``; keep the epoch that scores best on ``validation``.
 
-    The recipe (sampling of PHI-free chunks, entity loss weight, epochs) follows the training
-    corpus's PHI statistics (``site_agent.annotator.recipe``). Without a validation corpus the
-    last epoch is kept. Writes ``out_dir`` atomically.
+    ``base_model`` is a model folder or a Hugging Face id (a registry name is resolved by the
+    caller first). The recipe (sampling of PHI-free chunks, entity loss weight, epochs) follows
+    the training corpus's PHI statistics (``ner.recipe``). Without a validation corpus the last
+    epoch is kept. Writes ``out_dir`` atomically.
     """
     settings = settings or AnnotatorSettings()
     if out_dir is None:
@@ -149,7 +150,7 @@ def train_annotator(
     started = time.perf_counter()
     budget = thread_budget(settings)  # its first reading covers loading and encoding
     device = configure_torch(settings)
-    backbone = resolve_backbone(base_model)
+    backbone = check_backbone(base_model)
     tokenizer = load_fast_tokenizer(backbone)
     entity_labels = sorted(set(train.labels) | set(validation.labels if validation else ()))
     tags = iob2_labels(entity_labels)
@@ -175,7 +176,7 @@ def train_annotator(
         if not stalled(epochs, best_epoch) or restarts >= settings.stall_restarts:
             break
         restarts += 1
-    identity = model_identity(base_model)
+    identity = loadable_identity(base_model)
     record = AnnotatorRecord(
         base_model=identity.name,
         base_model_sha256=identity.sha256,

@@ -6,14 +6,14 @@ import math
 
 import pytest
 
-from protocol import Corpus, Document, Span
-from protocol.annotator import AnnotatorSettings
-from site_agent.annotator.recipe import (
+from ner.recipe import (
     MAX_ENTITY_WEIGHT,
     TARGET_ENTITY_SHARE,
     corpus_recipe,
     phi_statistics,
 )
+from protocol import Corpus, Document, Span
+from protocol.annotator import AnnotatorSettings
 
 FILLER = "el paciente refiere dolor abdominal desde hace tres días sin fiebre"  # 11 words
 

@@ -7,14 +7,14 @@ import itertools
 import numpy as np
 import pytest
 
-from protocol.annotator import AnnotatorResult
-from shared.ner_tokens import IGNORE
-from site_agent.annotator.decoding import (
+from ner.decoding import (
     DECODERS,
     argmax_decode,
     iob2_constraints,
     viterbi_decode,
 )
+from protocol.annotator import AnnotatorResult
+from shared.ner_tokens import IGNORE
 
 TAGS = ["O", "B-CALLE", "I-CALLE", "B-TERRITORIO", "I-TERRITORIO"]
 
@@ -96,10 +96,10 @@ def test_prefixless_tags_are_unconstrained() -> None:
 def test_machine_annotation_tags_are_well_formed(trained: AnnotatorResult) -> None:
     from transformers import AutoModelForTokenClassification
 
-    from site_agent.annotator.backbone import load_fast_tokenizer
-    from site_agent.annotator.features import encode_corpus
-    from site_agent.annotator.loop import predict
-    from tests.site_agent.annotator.conftest import synthetic_corpus
+    from ner.backbone import load_fast_tokenizer
+    from ner.features import encode_corpus
+    from ner.loop import predict
+    from tests.ner.conftest import synthetic_corpus
 
     tags = list(trained.record.tags)
     tokenizer = load_fast_tokenizer(trained.model_dir)

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import random
-import sys
-import types
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
+from ner.backbone import check_backbone, load_fast_tokenizer
+from ner.features import collate, encode_corpus, length_grouped_batches
 from protocol import Corpus, Document
 from protocol.annotator import AnnotatorSettings
 from shared.errors import ModelUnavailableError
 from shared.ner_tokens import IGNORE, iob2_labels, split_words
-from site_agent.annotator import resolve_backbone
-from site_agent.annotator.backbone import load_fast_tokenizer
-from site_agent.annotator.features import collate, encode_corpus, length_grouped_batches
-from tests.site_agent.annotator.conftest import synthetic_corpus
+from tests.ner.conftest import synthetic_corpus
 
 
 def test_chunks_that_overflow_max_length_are_split_not_truncated(encoder_dir: Path) -> None:
@@ -88,27 +85,10 @@ def test_accumulation_is_chosen_per_device(
 def test_backbone_accepts_folders_and_passes_hub_ids_through(
     encoder_dir: Path, tmp_path: Path
 ) -> None:
-    assert resolve_backbone(encoder_dir) == encoder_dir
-    assert resolve_backbone("PlanTL-GOB-ES/roberta-base-bne") == "PlanTL-GOB-ES/roberta-base-bne"
+    assert check_backbone(encoder_dir) == encoder_dir
+    assert check_backbone("PlanTL-GOB-ES/roberta-base-bne") == "PlanTL-GOB-ES/roberta-base-bne"
     with pytest.raises(ModelUnavailableError, match=r"no config\.json"):
-        resolve_backbone(tmp_path)
-
-
-def test_backbone_asks_the_model_registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    def resolve_model(name: str) -> Path | str:
-        if name == "org/other":
-            return name
-        if name != "minilm":
-            raise ModelUnavailableError(f"unknown model {name}; fix: site-agent models fetch")
-        return tmp_path / "minilm"
-
-    fake = types.ModuleType("site_agent.models")
-    fake.resolve_model = resolve_model  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "site_agent.models", fake)
-    assert resolve_backbone("minilm") == tmp_path / "minilm"
-    assert resolve_backbone("org/other") == "org/other"
-    with pytest.raises(ModelUnavailableError, match="models fetch"):
-        resolve_backbone("not-registered")
+        check_backbone(tmp_path)
 
 
 def test_unloadable_backbone_is_a_clear_error() -> None:

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import torch
 
+from ner.features import EncodedChunk
+from ner.sampling import EpochSampler, holds_phi, tag_weights
 from protocol import Corpus
 from shared.ner_tokens import IGNORE, TextChunk
-from site_agent.annotator.features import EncodedChunk
-from site_agent.annotator.sampling import EpochSampler, holds_phi, tag_weights
-from tests.site_agent.annotator.conftest import FAST, synthetic_corpus
-from tests.site_agent.annotator.test_recipe import _free_note
+from tests.ner.conftest import FAST, synthetic_corpus
+from tests.ner.test_recipe import _free_note
 
 
 def _chunk(doc: int, labels: list[int]) -> EncodedChunk:
@@ -48,7 +48,7 @@ def test_sampler_without_ratio_sees_everything() -> None:
 
 
 def test_tag_weights_and_weighted_loss_match_cross_entropy_by_hand() -> None:
-    from site_agent.annotator.loop import _loss
+    from ner.loop import _loss
 
     tags = ["O", "B-NAME", "I-NAME"]
     weights = tag_weights(tags, 3.0)
@@ -71,7 +71,7 @@ def test_tag_weights_and_weighted_loss_match_cross_entropy_by_hand() -> None:
 def test_training_on_sparse_phi_samples_and_weights_what_the_model_sees(
     monkeypatch: pytest.MonkeyPatch, encoder_dir: Path, tmp_path: Path
 ) -> None:
-    import site_agent.annotator.train as train_module
+    import ner.train as train_module
 
     phi = synthetic_corpus(4, 5, "p")
     free = [_free_note(f"f{i}") for i in range(40)]
@@ -108,7 +108,7 @@ def test_training_on_sparse_phi_samples_and_weights_what_the_model_sees(
 def test_a_new_head_learns_at_ten_times_the_encoder_rate(
     encoder_dir: Path, new_head: bool, scale: float
 ) -> None:
-    from site_agent.annotator.train import _load_model, _optimiser
+    from ner.train import _load_model, _optimiser
 
     model, fresh = _load_model(encoder_dir, ["O", "B-X", "I-X"])
     assert fresh  # the tiny encoder has no token-classification head

@@ -11,7 +11,7 @@ import pytest
 
 from protocol import Corpus
 from protocol.annotator import AnnotatorMetrics, AnnotatorRecord, AnnotatorResult, EpochRecord
-from tests.site_agent.annotator.conftest import FAST
+from tests.ner.conftest import FAST
 
 
 def test_loss_decreases_and_validation_recall_rises(trained: AnnotatorResult) -> None:
@@ -59,7 +59,7 @@ def test_saved_model_loads_in_transformers_pipeline(trained: AnnotatorResult) ->
 def test_bf16_autocast_path_trains_and_is_recorded(
     pattern_corpora: tuple[Corpus, Corpus], encoder_dir: Path, tmp_path: Path
 ) -> None:
-    from site_agent.annotator import train_annotator
+    from ner.train import train_annotator
 
     train, _ = pattern_corpora
     settings = FAST.model_copy(update={"epochs": 1, "bf16": True, "grad_accumulation": 2})
@@ -92,7 +92,7 @@ def test_bf16_auto_follows_the_hardware(
 ) -> None:
     import torch
 
-    from site_agent.annotator.loop import resolve_bf16
+    from ner.loop import resolve_bf16
 
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: cuda_bf16)
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: cpu_bf16, raising=False)
@@ -119,7 +119,7 @@ def test_unpinned_threads_follow_the_budget_each_epoch(
 ) -> None:
     """With ``num_threads`` unset the budget is read before every epoch and each epoch records
     the threads it ran on; pinned, the budget is never asked."""
-    from site_agent.annotator import train as module
+    from ner import train as module
 
     train, _ = pattern_corpora
     budgets: list[FakeBudget] = []
@@ -148,7 +148,7 @@ def _epoch(epoch: int, recall: float, support: int = 5) -> EpochRecord:
 
 
 def test_stalled_means_the_kept_epoch_found_nothing() -> None:
-    from site_agent.annotator.train import stalled
+    from ner.train import stalled
 
     assert stalled([_epoch(1, 0.0), _epoch(2, 0.0)], 1)
     assert not stalled([_epoch(1, 0.0), _epoch(2, 0.3)], 2)
@@ -166,7 +166,7 @@ def test_a_stalled_run_is_restarted_with_the_next_seed(
     allowed: int,
     expected: int,
 ) -> None:
-    import site_agent.annotator.train as train_module
+    import ner.train as train_module
 
     seeds: list[int] = []
     real_fit = train_module._fit
@@ -194,8 +194,8 @@ def test_embeddings_freeze_when_they_dominate_or_when_asked(
 ) -> None:
     from transformers import BertConfig, BertForTokenClassification
 
+    from ner.train import _freeze
     from protocol.annotator import AnnotatorSettings
-    from site_agent.annotator.train import _freeze
 
     config = BertConfig(
         vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
@@ -212,7 +212,7 @@ def test_frozen_embeddings_stay_as_pre_trained(
 ) -> None:
     from safetensors.torch import load_file
 
-    from site_agent.annotator import train_annotator
+    from ner.train import train_annotator
 
     train, val = pattern_corpora
     settings = FAST.model_copy(update={"epochs": 1, "freeze_embeddings": True})
@@ -239,7 +239,7 @@ def test_frozen_embeddings_stay_as_pre_trained(
 def test_early_stop_needs_a_found_entity_and_patience(
     best_f1: float, since_best: int, patience: int, scored: bool, stop: bool
 ) -> None:
-    from site_agent.annotator.train import _no_progress
+    from ner.train import _no_progress
 
     assert _no_progress(best_f1, since_best, patience, scored) is stop
 
@@ -247,7 +247,7 @@ def test_early_stop_needs_a_found_entity_and_patience(
 def test_training_stops_early_once_validation_f1_stalls(
     pattern_corpora: tuple[Corpus, Corpus], encoder_dir: Path, tmp_path: Path
 ) -> None:
-    from site_agent.annotator import train_annotator
+    from ner.train import train_annotator
 
     train, validation = pattern_corpora
     settings = FAST.model_copy(update={"epochs": 30, "patience": 1, "stall_restarts": 0})

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from ner.infer import machine_annotate
 from protocol import Corpus, Document, Span
 from protocol.annotator import AnnotatorResult
 from shared.errors import ConfigError, ModelUnavailableError
 from shared.ner_tokens import split_words
-from site_agent.annotator import machine_annotate
-from tests.site_agent.annotator.conftest import synthetic_corpus
+from tests.ner.conftest import synthetic_corpus
 
 
 def _span_overlap_recall(gold: Corpus, pred: Corpus) -> float:

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ner.features import EncodedChunk, predicted_documents
+from ner.loop import predict, resolve_bf16
+from ner.scoring import score_tags
 from protocol import Corpus
 from protocol.annotator import AnnotatorMetrics, AnnotatorSettings
 from shared.ner_tokens import IGNORE
-from site_agent.annotator.features import EncodedChunk, predicted_documents
-from site_agent.annotator.loop import predict, resolve_bf16
-from site_agent.annotator.scoring import score_tags
 
 
 @dataclass(frozen=True)

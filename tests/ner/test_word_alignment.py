@@ -14,11 +14,11 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
+from ner.backbone import WORD_SPLIT, align_to_words, load_fast_tokenizer
 from protocol import Corpus, Document, Span
 from shared.ner_tokens import split_words
-from site_agent.annotator.backbone import WORD_SPLIT, align_to_words, load_fast_tokenizer
 from site_agent.models.tiny import tiny_tokenizer
-from tests.site_agent.annotator.conftest import gold_round_trip
+from tests.ner.conftest import gold_round_trip
 
 TEXT = "Ingresa el 12/03/2001, CP:41001. Dra. Ana Ruiz, Sevilla."
 SPANS = (

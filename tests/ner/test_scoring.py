@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from seqeval.metrics import f1_score
 
-from site_agent.annotator.scoring import score_tags, token_scores
+from ner.scoring import score_tags, token_scores
 
 GOLD = [["B-NAME", "I-NAME", "O", "B-DATE"], ["O", "B-ID"]]
 PRED = [["B-NAME", "O", "O", "B-LOC"], ["B-ID", "B-ID"]]

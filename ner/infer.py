@@ -12,14 +12,14 @@ from typing import Any
 import torch
 from pydantic import ValidationError
 
+from ner.backbone import load_fast_tokenizer
+from ner.features import encode_corpus, predicted_documents
+from ner.loop import Progress, predict, resolve_bf16
+from ner.train import RECORD_FILE, thread_budget, use_threads
 from protocol import Corpus
 from protocol.annotator import AnnotatorRecord, AnnotatorSettings
 from shared.errors import ConfigError, ModelUnavailableError
 from shared.provenance import config_digest, make_provenance, sha256_file
-from site_agent.annotator.backbone import load_fast_tokenizer
-from site_agent.annotator.features import encode_corpus, predicted_documents
-from site_agent.annotator.loop import Progress, predict, resolve_bf16
-from site_agent.annotator.train import RECORD_FILE, thread_budget, use_threads
 
 
 def load_record(model_dir: Path) -> AnnotatorRecord | None:

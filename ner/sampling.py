@@ -12,8 +12,8 @@ import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ner.features import EncodedChunk
 from shared.ner_tokens import IGNORE, OUTSIDE
-from site_agent.annotator.features import EncodedChunk
 
 if TYPE_CHECKING:
     import torch
