@@ -143,7 +143,6 @@ def architecture_paths() -> list[str]:
     )
 
 
-@pytest.mark.xfail(strict=False, reason="ARCHITECTURE.md is rewritten after the restructure")
 def test_architecture_names_existing_paths() -> None:
     missing = [path for path in architecture_paths() if not (REPO / path).exists()]
     assert missing == []

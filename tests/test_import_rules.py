@@ -266,3 +266,32 @@ def test_the_private_name_check_finds_one(tmp_path: Path) -> None:
     root = _tree(tmp_path, {"benchmarks/b.py": "from site_agent.models.resolve import _HF_ID\n"})
     (root / "studies").mkdir()
     assert private_imports(root) == ["benchmarks/b.py: site_agent.models.resolve._HF_ID"]
+
+
+STAGE_LIBRARIES = (
+    "split",
+    "pseudonymise",
+    "annotator",
+    "adapt",
+    "generate",
+    "audit",
+    "train_synthetic",
+    "export",
+    "privacy",
+    "canaries",
+    "models",
+)
+
+
+def test_stage_libraries_never_reach_up_to_the_composition_root_or_the_site_config() -> None:
+    """Stage packages are libraries: the adapters in site_agent/stages read site.toml and
+    pass values down; nothing below reads the config, the machinery or an adapter."""
+    above = ("site_agent.stages", "site_agent.pipeline", "site_agent.config", "site_agent.cli")
+    found = [
+        f"{path.relative_to(REPO)}: imports {module}"
+        for library in STAGE_LIBRARIES
+        for path in sorted((REPO / "site_agent" / library).rglob("*.py"))
+        for module in sorted(imported_modules(path, REPO))
+        if any(module == prefix or module.startswith(prefix + ".") for prefix in above)
+    ]
+    assert found == []
