@@ -30,7 +30,7 @@ from shared.corpus_io import read_corpus  # noqa: E402
 from shared.signing import generate_signing_key  # noqa: E402
 from site_agent.config import build_site_config  # noqa: E402
 from site_agent.generate.modes import mode_names  # noqa: E402
-from site_agent.pipeline import read_record  # noqa: E402
+from site_agent.pipeline.stage import read_record  # noqa: E402
 from site_agent.stages.pipeline import folder_of, run_pipeline  # noqa: E402
 
 MEDDOCAN = ROOT.parent / "shared" / "data" / "meddocan"

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))  # this checkout, not an installed copy
 
 from shared.signing import generate_signing_key  # noqa: E402
 from site_agent.config import build_site_config  # noqa: E402
-from site_agent.pipeline import Stage, StageContext, StageOutput  # noqa: E402
+from site_agent.pipeline.stage import Stage, StageContext, StageOutput  # noqa: E402
 from site_agent.stages.pipeline import run_pipeline  # noqa: E402
 from site_agent.stages.registry import STAGES  # noqa: E402
 

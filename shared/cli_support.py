@@ -1,4 +1,4 @@
-"""What both command-line programs share: error-to-exit-code mapping and command registration."""
+"""What the command-line programs share: the typer app, error-to-exit-code mapping, flags."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import logging
 import os
 import sys
 import warnings
+from collections.abc import Iterable
+from types import ModuleType
 from typing import Annotated
 
 import click
@@ -24,6 +26,20 @@ PATH_ERRORS = (
 )
 
 err_console = Console(stderr=True)
+
+
+def new_app(name: str, help_text: str, commands: Iterable[ModuleType] = ()) -> typer.Typer:
+    """A typer app that keeps sub-commands even when one is registered, shows help when called
+    bare and leaves tracebacks to :func:`run_app`; each of ``commands`` adds its own with
+    ``register(app)``."""
+    app = typer.Typer(
+        name=name, help=help_text, no_args_is_help=True, pretty_exceptions_enable=False
+    )
+    app.callback()(lambda: None)
+    for module in commands:
+        module.register(app)
+    return app
+
 
 # The transport flags of `coordinator run` and `site-agent join` (see shared/transport_policy).
 InsecureFlag = Annotated[

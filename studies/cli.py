@@ -13,15 +13,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from shared.cli_support import run_app
+from shared.cli_support import new_app, run_app
 from shared.errors import QualityGateError
 from studies.specs import spec_names, spec_path
 
-app = typer.Typer(
-    name="deid-studies",
-    help="Experiments and studies over the site pipeline (research, not the product).",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
+app = new_app(
+    "deid-studies", "Experiments and studies over the site pipeline (research, not the product)."
 )
 
 

@@ -20,15 +20,8 @@ from rich.progress import Progress
 
 from shared.provenance import config_digest
 from site_agent.config import SiteConfig
-from site_agent.pipeline import (
-    Stage,
-    StageRecord,
-    StageRun,
-    can_skip,
-    read_record,
-    run_stages,
-    stage_folder,
-)
+from site_agent.pipeline.runner import StageRun, can_skip, run_stages, stage_folder
+from site_agent.pipeline.stage import Stage, StageRecord, read_record
 
 
 @dataclass(frozen=True)

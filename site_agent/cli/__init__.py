@@ -4,9 +4,7 @@ itself is ``site_agent/site_setup.py``)."""
 
 from __future__ import annotations
 
-import typer
-
-from shared.cli_support import run_app
+from shared.cli_support import new_app, run_app
 from site_agent.cli.commands import (
     annotate,
     audit,
@@ -22,21 +20,11 @@ from site_agent.cli.commands import (
 COMMANDS = (init, validate, synthesize, audit, evaluate, models, join, annotate, demo_sites)
 """In the order ``site-agent --help`` lists them; each module's ``register`` adds its commands."""
 
-app = typer.Typer(
-    name="site-agent",
-    help="Run a hospital's de-identification synthesis pipeline on its own machine.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
+app = new_app(
+    "site-agent",
+    "Run a hospital's de-identification synthesis pipeline on its own machine.",
+    COMMANDS,
 )
-
-
-@app.callback()
-def _root() -> None:
-    """Keep sub-commands even when only one is registered."""
-
-
-for _command in COMMANDS:
-    _command.register(app)
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from site_agent.pipeline import StageRun
+from site_agent.pipeline.runner import StageRun
 from site_agent.stages.pipeline import folder_of
 
 STATUS_STYLE = {"ran": "green", "skipped": "dim", "failed": "bold red"}

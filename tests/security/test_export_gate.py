@@ -26,7 +26,7 @@ from site_agent.audit.seal import seal_key, write_seal
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.export.bundle import BundleRequest, build_bundle
 from site_agent.export.gate import AuditBinding
-from site_agent.pipeline import Stage, StageContext, StageOutput
+from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.stages.pipeline import run_pipeline
 from tests.site_agent.audit.builders import random_corpus
 

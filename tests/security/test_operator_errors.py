@@ -69,7 +69,7 @@ def test_pipeline_summary_keeps_bracketed_results() -> None:
     from datetime import UTC, datetime
 
     from site_agent.cli.summary import summary_table
-    from site_agent.pipeline import StageRun
+    from site_agent.pipeline.runner import StageRun
     from site_agent.pipeline.stage import StageRecord
 
     now = datetime.now(UTC)
@@ -384,7 +384,7 @@ def test_unknown_model_names_stop_the_pipeline_before_any_stage(
 ) -> None:
     from shared.errors import ModelUnavailableError
     from site_agent.models import registered_models
-    from site_agent.pipeline import Stage
+    from site_agent.pipeline.stage import Stage
     from site_agent.stages.pipeline import run_pipeline
 
     STAGE_CALLS.clear()

@@ -142,3 +142,19 @@ def test_every_shipped_experiment_file_plans_its_runs(path: Path) -> None:
         assert site.is_file() and runs
         assert {r.study for r in runs} == {s.name for s in spec.study}
         assert len(runs) % spec.experiment.repeats == 0
+
+
+def test_the_shipped_files_are_package_data_listed_by_the_console_script(tmp_path: Path) -> None:
+    """Found through the installed package, not by walking up from a source file."""
+    done = subprocess.run(
+        ["deid-studies", "specs"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    listed = dict(line.split("\t") for line in done.stdout.splitlines())
+    assert {"quick.toml", "quick-site.toml", "meddocan.toml"} <= set(listed)
+    assert Path(listed["quick.toml"]) == QUICK and QUICK.is_file()

@@ -11,7 +11,7 @@ from rich.console import Console
 from site_agent.cli.commands.validate import print_preflight
 from site_agent.cli.run_config import config_for_run
 from site_agent.cli.summary import annotator_notes, summary_table, where_to_look
-from site_agent.pipeline import StageRun
+from site_agent.pipeline.runner import StageRun
 from site_agent.stages.pipeline import run_pipeline
 from site_agent.stages.preflight import training_preflight
 from site_agent.stages.registry import stage_names

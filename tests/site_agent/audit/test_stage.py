@@ -14,7 +14,7 @@ from shared.errors import QualityGateError
 from shared.provenance import sha256_file
 from site_agent.audit.policy import AuditPolicy
 from site_agent.config import SiteConfig, build_site_config
-from site_agent.pipeline import StageContext
+from site_agent.pipeline.stage import StageContext
 from site_agent.pseudonymise.records import SurrogateRecord, write_surrogates
 from site_agent.stages import audit as audit_stage
 

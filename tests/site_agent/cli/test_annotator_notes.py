@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from site_agent.cli.summary import annotator_notes
-from site_agent.pipeline import StageRun
+from site_agent.pipeline.runner import StageRun
 from site_agent.pipeline.stage import StageRecord
 
 

@@ -101,7 +101,8 @@ def test_where_to_look_points_at_the_report_and_bundle(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
     from site_agent.cli.summary import where_to_look
-    from site_agent.pipeline import StageRecord, StageRun
+    from site_agent.pipeline.runner import StageRun
+    from site_agent.pipeline.stage import StageRecord
     from site_agent.stages.pipeline import folder_of
 
     def record(stage: str, artifacts: dict[str, str]) -> StageRecord:

@@ -9,7 +9,7 @@ import pytest
 
 from shared.errors import QualityGateError, UsageError
 from site_agent.config import SiteConfig, build_site_config
-from site_agent.pipeline import Stage, StageContext, StageOutput, read_record
+from site_agent.pipeline.stage import Stage, StageContext, StageOutput, read_record
 from site_agent.stages.pipeline import run_pipeline
 from site_agent.stages.registry import STAGES, check_registry
 
@@ -153,7 +153,7 @@ def test_registry_order_and_held_out_test_split() -> None:
 
 
 def test_every_registered_stage_has_a_stable_settings_digest(config: SiteConfig) -> None:
-    from site_agent.pipeline import settings_digest
+    from site_agent.pipeline.runner import settings_digest
 
     digests = [settings_digest(stage, config) for stage in STAGES]
     assert digests == [settings_digest(stage, config) for stage in STAGES]
