@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,3 +39,20 @@ def torch_threads() -> Any:
     before = torch.get_num_threads()
     yield
     torch.set_num_threads(before)
+
+
+def loaded_after(
+    code: str, candidates: tuple[str, ...], prefixes: tuple[str, ...] = ()
+) -> list[str]:
+    """The ``candidates`` (and modules under ``prefixes``) in ``sys.modules`` after a fresh
+    interpreter runs ``code``: what an import really loads, without this process's imports."""
+    probe = (
+        f"import sys\n{code}\n"
+        f"names = [m for m in {candidates!r} if m in sys.modules]\n"
+        f"names += [m for m in sys.modules if {prefixes!r} and m.startswith({prefixes!r})]\n"
+        "print(' '.join(sorted(names)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    return done.stdout.split()

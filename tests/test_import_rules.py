@@ -222,22 +222,12 @@ def test_the_cycle_checker_finds_a_function_level_cycle(tmp_path: Path) -> None:
 def test_importing_the_site_config_loads_no_ml_library_and_no_audit_engine() -> None:
     """``site_agent.config`` (site.toml's types) is read by every command, the coordinator's
     tools and the docs generator: it must stay light."""
-    import subprocess
+    from tests.conftest import loaded_after
 
-    probe = (
-        "import sys, site_agent.config\n"
-        "heavy = ('torch', 'transformers', 'peft', 'numpy', 'scipy', 'pandas', 'faker',\n"
-        "         'ahocorasick', 'datasets', 'flwr')\n"
-        "loaded = [m for m in heavy if m in sys.modules]\n"
-        "engines = ('site_agent.audit.', 'site_agent.privacy')\n"
-        "engine = [m for m in sys.modules if m.startswith(engines)\n"
-        "          and not m.endswith(('.settings', '.policy'))]\n"
-        "print(sorted(loaded + engine))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True
-    )
-    assert out.stdout.strip() == "[]"
+    heavy = ("torch", "transformers", "peft", "numpy", "scipy", "pandas", "faker", "ahocorasick")
+    engines = ("site_agent.privacy.", "site_agent.audit.run", "site_agent.audit.context")
+    gate = ("site_agent.export.gate", "datasets", "flwr")
+    assert loaded_after("import site_agent.config", heavy + gate, engines) == []
 
 
 def private_imports(root: Path, folders: tuple[str, ...] = ("benchmarks", "studies")) -> list[str]:

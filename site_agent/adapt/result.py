@@ -100,6 +100,21 @@ class TrainingRun:
         epochs = self.trained_steps / self.steps_per_epoch
         return round(tokens * epochs / self.train_seconds, 1)
 
+    def figures(self, tokens: int | None) -> dict[str, Any]:
+        """The loop's fields of :class:`AdaptResult` (``tokens``: training tokens per epoch)."""
+        trained = self.trained_steps
+        return {
+            "steps": self.steps,
+            "steps_per_epoch": self.steps_per_epoch,
+            "epochs_completed": round(self.steps / self.steps_per_epoch, 4),
+            "resumed_from_step": self.resumed_from,
+            "losses": tuple(round(x, 6) for x in self.losses),
+            "seconds": round(self.seconds, 3),
+            "train_seconds": round(self.train_seconds, 3),
+            "seconds_per_step": round(self.train_seconds / trained, 4) if trained else None,
+            "tokens_per_second": self.tokens_per_second(tokens),
+        }
+
 
 def save_adapter(out: Path, model: Any, tokenizer: Any = None) -> Path:
     """The adapter folder, written atomically; a tokenizer only when the adapter added tokens
@@ -127,7 +142,6 @@ def finish(
 ) -> AdaptResult:
     """Save the adapter atomically, write ``adapt.json``, drop the checkpoints."""
     adapter_dir = save_adapter(out, model, tokenizer)
-    trained = run.trained_steps
     result = AdaptResult(
         adapter_dir=adapter_dir.resolve(),
         base_model=base_ref,
@@ -137,20 +151,12 @@ def finish(
         device=plan.device,
         dtype=plan.dtype,
         plan_reason=plan.reason,
-        steps=run.steps,
-        steps_per_epoch=run.steps_per_epoch,
-        epochs_completed=round(run.steps / run.steps_per_epoch, 4),
-        resumed_from_step=run.resumed_from,
         documents=text.documents,
         training_windows=text.windows,
         training_rows=text.rows,
         training_tokens=text.tokens,
         trainable_parameters=sum(p.numel() for p in model.parameters() if p.requires_grad),
-        losses=tuple(round(x, 6) for x in run.losses),
-        seconds=round(run.seconds, 3),
-        train_seconds=round(run.train_seconds, 3),
-        seconds_per_step=round(run.train_seconds / trained, 4) if trained else None,
-        tokens_per_second=run.tokens_per_second(text.tokens),
+        **run.figures(text.tokens),
         provenance=make_provenance(
             source=base_ref, config_digest=digest, notes={"stage": "adapt_generator"}
         ),

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import loaded_after
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -27,13 +29,5 @@ def test_direct_import_of_one_format_does_not_hide_the_others() -> None:
 
 
 def test_importing_every_format_imports_no_ml_library() -> None:
-    code = (
-        "import sys\n"
-        "from shared.corpus_io import formats\n"
-        "formats()\n"
-        "print(' '.join(m for m in ('datasets', 'torch', 'transformers') if m in sys.modules))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
-    )
-    assert out.stdout.split() == []
+    code = "from shared.corpus_io import formats\nformats()"
+    assert loaded_after(code, ("datasets", "torch", "transformers")) == []
