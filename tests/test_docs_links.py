@@ -146,3 +146,41 @@ def architecture_paths() -> list[str]:
 def test_architecture_names_existing_paths() -> None:
     missing = [path for path in architecture_paths() if not (REPO / path).exists()]
     assert missing == []
+
+
+TOP_LEVEL = (
+    "protocol/",
+    "shared/",
+    "ner/",
+    "site_agent/",
+    "coordinator/",
+    "studies/",
+    "benchmarks/",
+)
+
+
+def code_paths_named(text: str) -> set[str]:
+    """Backticked source paths (``site_agent/privacy/identifying.py``) a document names."""
+    return {
+        span
+        for span in re.findall(r"`([^`\n]+)`", text)
+        if PATH_LIKE.match(span) and span.startswith(TOP_LEVEL) and span.endswith((".py", "/"))
+    }
+
+
+def test_every_source_path_the_documents_name_exists() -> None:
+    """Code moves; the guides must move with it."""
+    documents = [REPO / "README.md", REPO / "benchmarks" / "README.md"]
+    documents += sorted((REPO / "docs").rglob("*.md"))
+    missing = [
+        f"{doc.relative_to(REPO)}: {path}"
+        for doc in documents
+        for path in sorted(code_paths_named(doc.read_text(encoding="utf-8")))
+        if not (REPO / path).exists()
+    ]
+    assert missing == []
+
+
+def test_the_path_check_reads_backticked_paths_only() -> None:
+    text = "see `site_agent/gone.py` and `ner/` but not site_agent/plain.py or `x y/z.py`"
+    assert code_paths_named(text) == {"site_agent/gone.py", "ner/"}

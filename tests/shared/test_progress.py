@@ -12,7 +12,7 @@ from rich.console import Console
 
 from shared.progress import PlainProgress, ProgressBars, new_progress
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 
 
 class Clock:
@@ -49,7 +49,7 @@ def test_terminals_keep_rich_bars_and_files_get_plain_lines() -> None:
 def test_stage_progress_prints_to_a_redirected_stderr() -> None:
     """As a site runs it: ``synthesize 2> log``; the log shows the bar's lines."""
     script = (
-        "from site_agent.pipeline.progress import ProgressBars, stage_progress\n"
+        "from shared.progress import ProgressBars, stage_progress\n"
         "with stage_progress() as progress:\n"
         "    bars = ProgressBars(progress, 'generated notes')\n"
         "    for done in range(5):\n"
