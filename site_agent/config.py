@@ -122,6 +122,7 @@ PROFILES: dict[str, dict[str, Any]] = {
             "max_length": 96,
         },
         "generation": {
+            "mode": "template",
             "amount": None,
             "samples_per_prompt": 6,
             "max_new_tokens": 60,
