@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic_core import to_jsonable_python
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 
 from shared.atomic import atomic_write_text
@@ -322,7 +323,7 @@ def run_stages(
 def report_killed(message: str, console: Console | None) -> None:
     """Say on the console (or stderr) that the last run of a stage died without a record."""
     if console is not None:
-        console.print(f"[bold yellow]{message}[/]", highlight=False, soft_wrap=True)
+        console.print(f"[bold yellow]{escape(message)}[/]", highlight=False, soft_wrap=True)
     else:
         print(message, file=sys.stderr)
 

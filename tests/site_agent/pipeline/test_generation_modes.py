@@ -60,6 +60,7 @@ def site(
             },
             "generation": {
                 "mode": mode,
+                "min_phi_rate": 0.0,  # a tiny random generator writes no markers to check
                 "samples_per_prompt": 2,
                 "max_new_tokens": 24,
                 "max_documents": 8,
