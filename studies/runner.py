@@ -242,7 +242,7 @@ def with_tiny_models(site: dict[str, Any], site_path: Path, folder: Path) -> dic
         texts = [d.text for d in read_corpus(config.corpus.path, config.corpus.format).documents]
         tiny_encoder(encoder, texts)
         tiny_causal_lm(generator, texts)
-    tables = {
+    tables: dict[str, dict[str, Any]] = {
         "annotator": {"base_model": str(encoder)},
         "adapt": {"base_model": str(generator)},
         # random weights write no placeholders or tags: the PHI-rate check would stop every run

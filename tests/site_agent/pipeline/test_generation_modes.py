@@ -90,6 +90,19 @@ def test_every_stage_completes_and_records_the_mode(site: SiteConfig) -> None:
     assert audit is not None and audit.summary
 
 
+def test_the_recipe_is_recorded_in_adapt_json_and_the_phi_check_in_stage_json(
+    site: SiteConfig,
+) -> None:
+    result = json.loads((folder_of(site.work_dir, "adapt") / "adapt.json").read_text())
+    recipe = result["recipe"]
+    assert recipe["mode"] == site.generation.mode and len(recipe["reasons"]) == 5
+    assert "batch_size = 2, max_length = 64 set" in recipe["reasons"][1]  # site.toml wins
+    assert "max_steps = 2 set" in recipe["reasons"][3] and result["steps"] == 2
+    assert result["phi_windows"] is not None and result["seen_windows"] >= result["phi_windows"]
+    generate = read_record(folder_of(site.work_dir, "generate"))
+    assert generate is not None and generate.summary["phi_rate"] == "not checked"  # rate 0
+
+
 def test_the_generators_spans_reach_the_audit_unchanged(site: SiteConfig) -> None:
     generated_path = stage_artifact(site.work_dir, "generate", "corpus")
     annotated_path = stage_artifact(site.work_dir, "annotate", "corpus")
