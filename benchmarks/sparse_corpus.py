@@ -1,4 +1,5 @@
-"""Sparse-PHI corpora cut from MEDDOCAN, for ``benchmarks/annotator.py --sparse``.
+"""Sparse-PHI corpora: cut from MEDDOCAN (``benchmarks/annotator.py --sparse``) or written in
+English from the demo generator (issue 29's English proof).
 
 MEDDOCAN notes are dense (about 11% of words inside an entity, every note holds PHI). Cut
 into short pieces (span-safe word chunks), they become "notes" of which some hold PHI and
@@ -6,14 +7,24 @@ most do not. The *dense* corpus keeps ``phi_pieces`` PHI-bearing pieces with the
 pieces of the same notes (MEDDOCAN's own mix); the *sparse* corpus keeps the very same
 PHI-bearing pieces (equal PHI mentions) among enough PHI-free pieces of other notes that PHI
 words are at most ``density`` of all words and at least ``free_share`` of notes hold none.
+
+The English corpus (:func:`english_sparse`) is made of the demo generator's lines: every note
+is 10-18 sentences without PHI (clinical findings, plans), and ``phi_share`` of the notes also
+hold one line with PHI (a name, a date, an address...) at a random place; so most notes hold
+none and PHI words stay under 1%, like a ward's progress notes. Write one with
+
+    python benchmarks/sparse_corpus.py --english 400 --out runs/sparse-en/corpus.jsonl
 """
 
 from __future__ import annotations
 
+import argparse
 import random
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
-from protocol import Corpus, Document
+from protocol import Corpus, Document, Span
 from shared.ner_tokens import chunk_document, split_words
 
 
@@ -94,3 +105,115 @@ def describe(corpus: Corpus) -> str:
         f"{len(docs)} notes, {1 - with_phi / len(docs):.0%} without PHI, {mentions} mentions, "
         f"{phi_words(docs) / all_words(docs):.2%} PHI words"
     )
+
+
+CLINICAL = (
+    "Observations were stable overnight.",
+    "Blood pressure was within the normal range.",
+    "Oxygen saturation remained above 94% on room air.",
+    "The wound was clean and dry.",
+    "Bowels opened and the patient is eating and drinking.",
+    "Pain is controlled with regular paracetamol.",
+    "Physiotherapy reviewed mobility and advised a frame.",
+    "Bloods showed a mild rise in creatinine.",
+    "Fluids were encouraged and a repeat renal profile is planned.",
+    "Antibiotics were switched to oral after 48 hours.",
+    "The cannula was removed and the site is clean.",
+    "Blood glucose readings ranged from 6 to 11 mmol/L.",
+    "No new neurological deficit was found on examination.",
+    "Chest was clear on auscultation.",
+    "Abdomen was soft and non-tender.",
+    "Heart sounds were normal with no added sounds.",
+    "The plan was discussed and the patient agreed.",
+    "Continue current medication and review tomorrow.",
+    "Occupational therapy assessed the home situation.",
+    "A dietitian review was requested.",
+    "Falls risk assessment was completed.",
+    "Skin integrity was checked and no pressure damage was found.",
+    "Temperature settled without antipyretics.",
+    "Urine output was adequate.",
+    "The patient slept well and had no complaints.",
+    "Inhaler technique was reviewed and corrected.",
+    "Anticoagulation was continued at the current dose.",
+    "A repeat chest X-ray is planned in six weeks.",
+    "Mobilising independently on the ward.",
+    "Medically fit for discharge pending social care.",
+)
+"""PHI-free sentences added to the demo generator's own (which are few)."""
+
+_SENTENCE = re.compile(r"[^.\n]+(?:\.(?!\d)[^.\n]*)*?\.(?=\s|$)|[^.\n]+$", re.M)
+
+
+def _lines(rows: list[dict[str, object]]) -> tuple[list[Document], list[Document]]:
+    """The demo notes' sentences, each a document with its spans: (without PHI, with PHI)."""
+    free: list[Document] = []
+    phi: list[Document] = []
+    for row in rows:
+        text = str(row["text"])
+        spans = [Span.model_validate(s) for s in row["spans"]]  # type: ignore[attr-defined]
+        for found in _SENTENCE.finditer(text):
+            line, end = found.group(), found.end()
+            start = end - len(line.lstrip())
+            line = line.lstrip()
+            inside = tuple(
+                Span(start=s.start - start, end=s.end - start, label=s.label)
+                for s in spans
+                if s.start >= start and s.end <= end
+            )
+            crosses = any(s.start < end and s.end > start for s in spans)
+            if inside:
+                phi.append(Document(id="l", text=line, spans=inside))
+            elif not crosses:
+                free.append(Document(id="l", text=line))
+    return free, phi
+
+
+def english_sparse(
+    notes: int = 400,
+    *,
+    phi_share: float = 0.25,
+    lines: tuple[int, int] = (10, 18),
+    seed: int = 29,
+    style: str = "ward",
+) -> Corpus:
+    """``notes`` English notes, ``phi_share`` of them with one PHI-bearing line."""
+    from site_agent.demo.make_demo_corpus import build_corpus
+
+    rng = random.Random(seed)
+    free, phi = _lines(build_corpus(max(200, notes), seed, style, style))
+    letters, _ = _lines(build_corpus(200, seed, "letter", style))
+    unique_free = sorted({d.text.strip() for d in free + letters} | set(CLINICAL))
+    docs = []
+    for index in range(notes):
+        count = min(len(unique_free), rng.randint(*lines))
+        body = [Document(id="l", text=t) for t in rng.sample(unique_free, count)]
+        if rng.random() < phi_share:
+            body.insert(rng.randrange(len(body) + 1), rng.choice(phi))
+        text, spans, cursor = [], [], 0
+        for line in body:
+            spans += [
+                Span(start=s.start + cursor, end=s.end + cursor, label=s.label) for s in line.spans
+            ]
+            text.append(line.text)
+            cursor += len(line.text) + 1
+        docs.append(Document(id=f"sparse-en-{index:04d}", text="\n".join(text), spans=tuple(spans)))
+    labels = tuple(sorted({s.label for d in docs for s in d.spans}))
+    return Corpus(documents=tuple(docs), labels=labels)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="write an English sparse-PHI corpus")
+    parser.add_argument("--english", type=int, default=400, help="notes")
+    parser.add_argument("--phi-share", type=float, default=0.25, help="share of notes with PHI")
+    parser.add_argument("--seed", type=int, default=29)
+    parser.add_argument("--out", type=Path, required=True, help="a .jsonl file")
+    args = parser.parse_args()
+    from shared.corpus_io import write_corpus
+
+    corpus = english_sparse(args.english, phi_share=args.phi_share, seed=args.seed)
+    write_corpus(corpus, args.out)
+    print(f"{args.out}: {describe(corpus)}")
+
+
+if __name__ == "__main__":
+    main()

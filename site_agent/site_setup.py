@@ -56,10 +56,12 @@ lora_alpha = 32
 lora_dropout = 0.05
 weight_decay = 0.1
 learning_rate = 1e-4
-batch_size = 16
-epochs = 6
+# batch_size, gradient_accumulation, max_length, epochs and max_steps are derived from the
+# corpus and this machine's memory (the generator recipe the pre-flight prints); set one here
+# to override it
 
 [generation]
+mode = "template"                # template | annotate | tagged (template: best measured)
 amount = 4.0                     # synthetic documents per training document
 top_p = 0.95
 temperature = 1.0

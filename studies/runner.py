@@ -232,7 +232,7 @@ def run_experiment(
 
 def with_tiny_models(site: dict[str, Any], site_path: Path, folder: Path) -> dict[str, Any]:
     """The site.toml with tiny test models (built once per output folder from its corpus) as
-    annotator and generator; for ``--quick`` and CI only."""
+    annotator and generator, and no PHI-rate check; for ``--quick`` and CI only."""
     from shared.corpus_io import read_corpus
     from site_agent.models.tiny import tiny_causal_lm, tiny_encoder
 
@@ -242,7 +242,12 @@ def with_tiny_models(site: dict[str, Any], site_path: Path, folder: Path) -> dic
         texts = [d.text for d in read_corpus(config.corpus.path, config.corpus.format).documents]
         tiny_encoder(encoder, texts)
         tiny_causal_lm(generator, texts)
-    tables = {"annotator": {"base_model": str(encoder)}, "adapt": {"base_model": str(generator)}}
+    tables: dict[str, dict[str, Any]] = {
+        "annotator": {"base_model": str(encoder)},
+        "adapt": {"base_model": str(generator)},
+        # random weights write no placeholders or tags: the PHI-rate check would stop every run
+        "generation": {"min_phi_rate": 0.0},
+    }
     return {
         **site,
         **{name: {**site.get(name, {}), **table} for name, table in tables.items()},

@@ -3,7 +3,7 @@ and (``[adapt] packing``) the windows packed into rows of at most ``max_length``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from protocol import Corpus, Document
@@ -30,6 +30,44 @@ def tokenise_documents(texts: Sequence[str], tokenizer: Any, max_length: int) ->
         ids = bos + tokenizer(text, add_special_tokens=False)["input_ids"] + eos
         windows.extend(ids[i : i + max_length] for i in range(0, len(ids), max_length))
     return [w for w in windows if len(w) > 1]
+
+
+def document_windows(
+    texts: Sequence[str], tokenizer: Any, max_length: int
+) -> tuple[list[list[int]], list[int]]:
+    """:func:`tokenise_documents` with the index of the text each window came from."""
+    windows: list[list[int]] = []
+    sources: list[int] = []
+    for index, text in enumerate(texts):
+        found = tokenise_documents([text], tokenizer, max_length)
+        windows.extend(found)
+        sources.extend([index] * len(found))
+    return windows, sources
+
+
+def phi_bearing(
+    windows: Sequence[list[int]],
+    sources: Sequence[int],
+    phi_documents: Sequence[bool],
+    marker_ids: Collection[int] = (),
+) -> list[bool]:
+    """Which windows hold PHI: a window with one of the mode's marker tokens (placeholders,
+    tags) when there are markers, else every window of a note with PHI (``annotate``: the
+    surrogates are plain text)."""
+    if marker_ids:
+        markers = frozenset(marker_ids)
+        return [any(t in markers for t in w) for w in windows]
+    return [bool(phi_documents[s]) if s < len(phi_documents) else False for s in sources]
+
+
+def repeat_phi_windows(
+    windows: Sequence[list[int]], holds_phi: Sequence[bool], repeat: int
+) -> list[list[int]]:
+    """Every window once and each PHI-bearing one ``repeat - 1`` times more (the annotator's
+    sparse recipe down-samples PHI-free chunks instead; a generator must still see all the
+    text, so here the rare windows are repeated). Deterministic, so resumes replay it."""
+    extra = [list(w) for w, phi in zip(windows, holds_phi, strict=True) if phi]
+    return [list(w) for w in windows] + extra * (repeat - 1)
 
 
 def collate(windows: Sequence[list[int]], pad_id: int) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from protocol.base import ProtocolModel
 from shared.atomic import atomic_directory, atomic_write_text
 from shared.provenance import make_provenance
 from site_agent.adapt.quantization import LoadPlan
+from site_agent.adapt.recipe import GeneratorRecipe
 from site_agent.adapt.settings import AdaptSettings
 
 RESULT_FILE = "adapt.json"
@@ -42,6 +43,13 @@ class AdaptResult(ProtocolModel):
         None, description="rows per epoch: windows, or packed rows of windows"
     )
     training_tokens: int | None = Field(None, description="tokens per epoch, padding excluded")
+    phi_windows: int | None = Field(None, description="windows holding PHI (markers or a PHI note)")
+    seen_windows: int | None = Field(
+        None, description="windows per epoch after PHI-bearing ones were repeated"
+    )
+    recipe: GeneratorRecipe | None = Field(
+        None, description="the generator recipe and one reason per choice (pre-flight's)"
+    )
     trainable_parameters: int
     losses: tuple[float, ...] = ()
     seconds: float
@@ -76,6 +84,8 @@ class TrainingText:
     windows: int
     rows: int | None = None
     tokens: int | None = None
+    phi_windows: int | None = None
+    seen_windows: int | None = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +149,7 @@ def finish(
     text: TrainingText,
     run: TrainingRun,
     tokenizer: Any = None,
+    recipe: GeneratorRecipe | None = None,
 ) -> AdaptResult:
     """Save the adapter atomically, write ``adapt.json``, drop the checkpoints."""
     adapter_dir = save_adapter(out, model, tokenizer)
@@ -155,6 +166,9 @@ def finish(
         training_windows=text.windows,
         training_rows=text.rows,
         training_tokens=text.tokens,
+        phi_windows=text.phi_windows,
+        seen_windows=text.seen_windows,
+        recipe=recipe,
         trainable_parameters=sum(p.numel() for p in model.parameters() if p.requires_grad),
         **run.figures(text.tokens),
         provenance=make_provenance(

@@ -1,4 +1,6 @@
-"""``[adapt]``: LoRA/QLoRA domain adaptation; defaults are the seed study's QLoRA settings."""
+"""``[adapt]``: LoRA/QLoRA domain adaptation. The shape of the run (rows, tokens, accumulation,
+epochs, steps, PHI windows) is the generator recipe's (``site_agent/adapt/recipe.py``) unless
+site.toml sets it; the defaults here are the measured recipe (4 x 256, 2 epochs)."""
 
 from __future__ import annotations
 
@@ -46,11 +48,31 @@ class AdaptSettings(ProtocolModel):
         "linear", description="learning-rate schedule after warm-up"
     )
     warmup_steps: int = Field(0, ge=0, description="optimiser steps of linear warm-up")
-    batch_size: int = Field(16, ge=1, description="documents per forward pass")
-    gradient_accumulation: int = Field(1, ge=1, description="forward passes per optimiser step")
-    epochs: int = Field(6, ge=1, description="passes over the training text")
-    max_steps: int | None = Field(None, ge=1, description="stop after this many optimiser steps")
-    max_length: int = Field(512, ge=16, description="tokens per training window")
+    batch_size: int = Field(
+        4, ge=1, description="rows per forward pass; unset: the recipe's (fits the memory)"
+    )
+    gradient_accumulation: int = Field(
+        1,
+        ge=1,
+        description="forward passes per optimiser step; unset: the recipe's (keeps 4 x 256 "
+        "tokens per step)",
+    )
+    epochs: int = Field(
+        2, ge=1, description="passes over the training text; unset: the recipe's (2, measured)"
+    )
+    max_steps: int | None = Field(
+        None, ge=1, description="stop after this many optimiser steps; unset: the recipe's"
+    )
+    max_length: int = Field(
+        256, ge=16, description="tokens per training window; unset: the recipe's (fits the memory)"
+    )
+    phi_window_repeat: int | None = Field(
+        None,
+        ge=1,
+        le=10,
+        description="copies per epoch of each PHI-bearing training window; unset: the "
+        "recipe's (2-3 when most notes hold no PHI, else 1)",
+    )
     gradient_checkpointing: bool = Field(True, description="trade compute for memory")
     packing: bool = Field(
         True,

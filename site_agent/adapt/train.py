@@ -23,9 +23,11 @@ from site_agent.adapt.checkpoint import resume_latest, save_checkpoint
 from site_agent.adapt.data import (
     collate,
     collate_packed,
+    document_windows,
     epoch_order,
     pack_windows,
-    tokenise_documents,
+    phi_bearing,
+    repeat_phi_windows,
 )
 from site_agent.adapt.model import attach_lora, load_base
 from site_agent.adapt.quantization import (
@@ -34,6 +36,7 @@ from site_agent.adapt.quantization import (
     choose_quantization,
     cpu_bf16_supported,
 )
+from site_agent.adapt.recipe import GeneratorRecipe
 from site_agent.adapt.result import AdaptResult, TrainingRun, TrainingText, finish, read_result
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.adapt.vocabulary import TOKEN_ROWS, add_tokens, trainable_rows
@@ -190,12 +193,16 @@ def adapt_generator(
     out_dir: str | os.PathLike[str],
     progress: Progress | None = None,
     added_tokens: Sequence[str] = (),
+    phi_documents: Sequence[bool] = (),
+    recipe: GeneratorRecipe | None = None,
 ) -> AdaptResult:
     """Fine-tune LoRA adapters for ``base_model`` on ``train_texts``; save them in ``out_dir``.
 
     Writes ``out_dir/adapter`` (``PeftModel.from_pretrained``-loadable; with its tokenizer
-    when ``added_tokens`` grew the vocabulary) and ``out_dir/adapt.json``; intermediate state
-    lives in ``out_dir/checkpoints``.
+    when ``added_tokens`` grew the vocabulary) and ``out_dir/adapt.json`` (with ``recipe``, the
+    reasons for the settings); intermediate state lives in ``out_dir/checkpoints``.
+    ``phi_documents`` flags the texts with PHI, for ``phi_window_repeat`` when the mode adds no
+    marker tokens.
     """
     import torch
 
@@ -219,15 +226,17 @@ def adapt_generator(
     budget = ThreadBudget() if unpinned else None
     tokenizer, model = load_base(resolve_model(base_ref), plan)
     torch.manual_seed(settings.seed)
-    rows = (
-        trainable_rows(model, add_tokens(tokenizer, model, added_tokens)) if added_tokens else None
-    )
-    windows = tokenise_documents(train_texts, tokenizer, settings.max_length)
+    marker_ids = add_tokens(tokenizer, model, added_tokens) if added_tokens else []
+    rows = trainable_rows(model, marker_ids) if added_tokens else None
+    windows, sources = document_windows(train_texts, tokenizer, settings.max_length)
     if not windows:
         raise UsageError("no training text: every document is empty; fix: check the corpus")
     model = attach_lora(model, settings, plan, rows)
+    repeat = settings.phi_window_repeat or 1
+    holds_phi = phi_bearing(windows, sources, phi_documents, marker_ids)
+    seen = repeat_phi_windows(windows, holds_phi, repeat) if repeat > 1 else windows
     examples: list[Any] = (
-        list(pack_windows(windows, settings.max_length)) if settings.packing else list(windows)
+        list(pack_windows(seen, settings.max_length)) if settings.packing else list(seen)
     )
     batch_of = collate_packed if settings.packing else collate
     per_step = settings.batch_size * settings.gradient_accumulation
@@ -264,8 +273,10 @@ def adapt_generator(
     text = TrainingText(
         documents=len(train_texts),
         windows=len(windows),
+        phi_windows=sum(holds_phi),
+        seen_windows=len(seen),
         rows=len(examples),
-        tokens=sum(len(w) for w in windows),
+        tokens=sum(len(w) for w in seen),
     )
     run = TrainingRun(
         losses=losses,
@@ -276,4 +287,4 @@ def adapt_generator(
         train_seconds=train_seconds,
     )
     tokens = tokenizer if added_tokens else None
-    return finish(out, model, settings, plan, base_ref, digest, text, run, tokens)
+    return finish(out, model, settings, plan, base_ref, digest, text, run, tokens, recipe)

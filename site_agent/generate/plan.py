@@ -13,6 +13,7 @@ in a fixed order, so a resumed run regenerates exactly the batches that are miss
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -94,15 +95,59 @@ def opening(doc: Document, words: int) -> Document:
     return Document(id=doc.id, text=doc.text[begin:end], spans=spans)
 
 
+def phi_opening(doc: Document, words: int, span_index: int = 0) -> Document:
+    """The ``words`` words before the note's ``span_index``-th identifier and the identifier:
+    a prompt that shows the generator an identifier in its context even where the note's
+    opening holds none."""
+    span = doc.spans[span_index]
+    before = [m for m in _WORD.finditer(doc.text) if m.end() <= span.start][-words:]
+    begin = before[0].start() if before else span.start
+    for s in doc.spans:  # an identifier the cut falls into is kept whole
+        if s.start < begin < s.end:
+            begin = s.start
+    spans = tuple(
+        Span(start=s.start - begin, end=s.end - begin, label=s.label)
+        for s in doc.spans
+        if s.start >= begin and s.end <= span.end
+    )
+    return Document(id=doc.id, text=doc.text[begin : span.end], spans=spans)
+
+
+def phi_openings(validation: Corpus, words: int, share: float | None) -> list[Document]:
+    """One opening per validation note, ``share`` of them (rounded) at an identifier instead
+    of the note's start: notes without PHI give their place first, then the others; each
+    PHI-bearing note offers an opening at each identifier, taken round-robin across notes."""
+    docs = validation.documents
+    openings = [opening(d, words) for d in docs]
+    wanted = round((share or 0.0) * len(docs))
+    offers = [
+        (index, span)
+        for span in range(max((len(d.spans) for d in docs), default=0))
+        for index, d in enumerate(docs)
+        if span < len(d.spans)
+    ]
+    if not wanted or not offers:
+        return openings
+    places = [i for i, d in enumerate(docs) if not d.spans] + [
+        i for i, d in enumerate(docs) if d.spans
+    ]
+    for place, (index, span) in zip(places[:wanted], itertools.cycle(offers), strict=False):
+        openings[place] = phi_opening(docs[index], words, span)
+    return openings
+
+
 def build_prompts(
-    validation: Corpus, words: int, render: PromptRenderer | None = None
+    validation: Corpus,
+    words: int,
+    render: PromptRenderer | None = None,
+    phi_share: float | None = None,
 ) -> list[str]:
-    """One prompt per validation note with opening words (with ``render``), or with
-    PII-free opening words (without)."""
+    """One prompt per validation note with opening words (with ``render``; ``phi_share`` of
+    them at an identifier), or with PII-free opening words (without)."""
     if render is None:
         texts = [prompt_for(d, words) for d in validation.documents]
     else:
-        texts = render(Corpus(documents=tuple(opening(d, words) for d in validation.documents)))
+        texts = render(Corpus(documents=tuple(phi_openings(validation, words, phi_share))))
     prompts = [p for p in texts if p.strip()]
     if not prompts:
         raise UsageError(
@@ -154,7 +199,9 @@ def plan_generation(
     seeds a synthetic note), a corpus that is a multiple of the training split (or
     ``samples_per_prompt`` each), capped by ``max_documents``."""
     prompts, samples = plan_amount(
-        n_train_documents, build_prompts(validation, settings.prompt_words, render), settings
+        n_train_documents,
+        build_prompts(validation, settings.prompt_words, render, settings.phi_prompt_share),
+        settings,
     )
     budget = token_budget(validation, settings, tokenizer)
     return GenerationPlan(prompts=tuple(prompts), samples=samples, max_new_tokens=budget)

@@ -33,6 +33,8 @@ from site_agent.generate.store import append_documents, load_done
 
 Progress = Callable[[int, int], None]
 """Called after each saved batch with (documents done, documents planned)."""
+EarlyCheck = Callable[[Sequence[Document], GenerationPlan], None]
+"""Called once on the first generated documents; raises to stop the run."""
 
 
 def derive_seed(*parts: int) -> int:
@@ -101,8 +103,14 @@ def generate_corpus(
     progress: Progress | None = None,
     *,
     cuda_available: bool | None = None,
+    check: EarlyCheck | None = None,
+    check_after: int = 0,
 ) -> Corpus:
-    """Generate the planned documents into ``out_path`` (JSONL) and return them as a Corpus."""
+    """Generate the planned documents into ``out_path`` (JSONL) and return them as a Corpus.
+
+    ``check`` is called once with the documents so far and the plan, as soon as
+    ``check_after`` are on disk (a resumed run checks before generating more; a plan smaller
+    than that is checked at the end); it stops the run by raising."""
     from site_agent.models import resolve_model
 
     plan = as_plan(prompts, settings)
@@ -120,7 +128,10 @@ def generate_corpus(
     done = load_done(out)
     backend: GenerationBackend | None = None
     started = time.perf_counter()
+    checked = check is None
     try:
+        if not checked and len(done) >= check_after:
+            checked = _checked(check, done, plan)
         for index, batch in enumerate(batches(plan, settings.batch_size)):
             if all(slot.doc_id in done for slot in batch):
                 continue
@@ -134,10 +145,20 @@ def generate_corpus(
             done.update((d.id, d) for d in new)
             if progress is not None:
                 progress(len(done), plan.total)
+            if not checked and len(done) >= check_after:
+                checked = _checked(check, done, plan)
+        if not checked:
+            _checked(check, done, plan)
     finally:
         if backend is not None:
             backend.close()
     return _finish(out, plan, done, model, adapter, digest, backend, time.perf_counter() - started)
+
+
+def _checked(check: EarlyCheck | None, done: dict[str, Document], plan: GenerationPlan) -> bool:
+    if check is not None:
+        check([done[s.doc_id] for s in slots(plan) if s.doc_id in done], plan)
+    return True
 
 
 def _open_backend(

@@ -30,7 +30,10 @@ class GenerationSettings(ProtocolModel):
     """
 
     mode: str = Field(
-        "annotate", description="annotate | tagged | template: where the spans come from"
+        "template",
+        description="template | annotate | tagged: where the spans come from (template: the "
+        "best measured mode, 89-95% of the gold annotator on MEDDOCAN against 23-67% for "
+        "annotate; docs/results.md)",
     )
     tag_errors: Literal["repair", "reject"] = Field(
         "repair",
@@ -54,6 +57,23 @@ class GenerationSettings(ProtocolModel):
     )
     max_documents: int | None = Field(None, ge=1, description="cap on the synthetic corpus size")
     prompt_words: int = Field(3, ge=1, description="opening words of a validation note per prompt")
+    phi_prompt_share: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="share of prompts that open at a validation note's first identifier (its "
+        "prompt_words words before it and the identifier); unset: the recipe's (the real "
+        "notes' share of notes with PHI when under half of them hold any, else none)",
+    )
+    min_phi_rate: float = Field(
+        0.25,
+        ge=0.0,
+        description="template and tagged: stop after phi_check_after notes when the generator "
+        "wrote fewer PHI mentions per 1,000 words than this share of the real notes' (0: never)",
+    )
+    phi_check_after: int = Field(
+        32, ge=1, description="notes generated before the PHI rate is checked"
+    )
     top_p: float = Field(0.95, gt=0.0, le=1.0, description="nucleus sampling mass")
     temperature: float = Field(1.0, gt=0.0, description="sampling temperature")
     top_k: int = Field(0, ge=0, description="top-k filtering; 0 disables it")

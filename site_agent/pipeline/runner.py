@@ -5,13 +5,15 @@ choice. A site pipeline numbers its folders under the work dir and honours ``--f
 (:class:`WorkDirPlacement`); an experiment keeps them in a content-addressed store that runs
 share (``studies``' store placement). Either way a stage re-runs when its settings digest or
 any input hash changed, or when its artifacts are gone or differ on disk from the hashes its
-record names; every stage writes a ``stage.json``, also when it fails.
+record names; every stage writes a ``stage.json``, also when it fails, and a stage killed
+without one (out of memory) is reported on the next run (``running.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import shutil
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,12 +24,14 @@ from typing import Any, Literal, Protocol
 
 from pydantic_core import to_jsonable_python
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 
 from shared.atomic import atomic_write_text
 from shared.errors import UsageError
 from shared.progress import stage_progress
 from shared.provenance import config_digest, sha256_tree, tool_version
+from site_agent.pipeline.running import killed_marker, killed_message, running_marker
 from site_agent.pipeline.stage import (
     STAGE_RECORD,
     C,
@@ -176,10 +180,17 @@ def run_stage(
     digest = settings_digest(stage, config)
     started = datetime.now(UTC)
     try:
-        with contextlib.nullcontext(progress) if progress else stage_progress() as shown:
+        with (
+            running_marker(folder, stage.name),
+            contextlib.nullcontext(progress) if progress else stage_progress() as shown,
+        ):
             output = stage.run(StageContext(config, folder, inputs, hashes, shown))
     except Exception as exc:
-        _write(folder, _record(stage, folder, digest, hashes, started, None, error=str(exc)))
+        failed = _record(stage, folder, digest, hashes, started, None, error=str(exc))
+        summary = getattr(exc, "summary", None)  # what a gate measured before it stopped
+        if isinstance(summary, dict):
+            failed = failed.model_copy(update={"summary": summary})
+        _write(folder, failed)
         raise
     record = _record(stage, folder, digest, hashes, started, output)
     _write(folder, record)
@@ -289,6 +300,9 @@ def run_stages(
                 console.print(f"[dim]= {stage.name}: unchanged, skipped[/]")
             run = StageRun(stage.name, "skipped", time.perf_counter() - began, record, folder)
         else:
+            killed = killed_marker(folder)
+            if killed is not None:
+                report_killed(killed_message(killed, stage.memory_fix), console)
             if console is not None:
                 console.rule(f"[bold]{index:02d} {stage.name}[/] {stage.description}")
             prepare_folder(folder, read_record(folder), digest, hashes, placement.fresh(folder))
@@ -304,6 +318,14 @@ def run_stages(
         if on_stage is not None:
             on_stage(run)
     return runs
+
+
+def report_killed(message: str, console: Console | None) -> None:
+    """Say on the console (or stderr) that the last run of a stage died without a record."""
+    if console is not None:
+        console.print(f"[bold yellow]{escape(message)}[/]", highlight=False, soft_wrap=True)
+    else:
+        print(message, file=sys.stderr)
 
 
 def check_from(stages: Sequence[Stage[Any]], from_stage: str | None) -> int | None:

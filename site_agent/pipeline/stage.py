@@ -55,7 +55,7 @@ class Stage(Generic[C]):
     ``settings`` picks the part of the site config the stage depends on (its digest decides
     whether a re-run may skip it); ``inputs`` names upstream artifacts (``"stage.artifact"``);
     ``sources`` names files from outside the work dir (the gold corpus) that are hashed
-    directly.
+    directly; ``memory_fix`` is the advice shown when the stage was killed (out of memory).
     """
 
     name: str
@@ -64,6 +64,8 @@ class Stage(Generic[C]):
     inputs: tuple[str, ...] = ()
     sources: Callable[[C], dict[str, Path]] = lambda _config: {}
     description: str = ""
+    memory_fix: str = "free memory for it, or lower its batch size"
+    """What to change when the kernel killed this stage (shown on the next run)."""
 
 
 class StageRecord(ProtocolModel):

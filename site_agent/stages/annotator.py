@@ -20,6 +20,7 @@ from site_agent.annotator.gate import check_annotator_quality
 from site_agent.annotator.settings import GoldAnnotatorSettings, rare_labels
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.stages.run_plan import MEMORY_FIXES
 
 METRICS_FILE = "metrics.json"
 
@@ -87,4 +88,5 @@ STAGE = Stage(
     settings=_settings,
     inputs=("split.train", "split.validation"),
     description="fine-tune the gold machine annotator (never exported)",
+    memory_fix=MEMORY_FIXES["annotator"],
 )

@@ -4,31 +4,37 @@ Prompts are the first ``prompt_words`` words of each validation note with their 
 replaced by surrogates, rendered as the generation mode renders notes (``prompts``, ``plan``),
 so no real identifier seeds a synthetic note. The amount is a multiple of the training split
 (4x by default; membership canaries in the training text do not count) spread evenly over
-the prompts. Generation resumes from the partial output file after an interruption. The
+the prompts (on a corpus where most notes hold no PHI, the recipe's share of them open at an
+identifier). After the first notes the PHI rate the generator writes is checked against the
+training notes' (``generate/phi_rate.py``); far below, the stage stops with a diagnosis.
+Generation resumes from the partial output file after an interruption. The
 mode then reads the generated notes into the synthetic corpus (``modes/``): plain notes,
 notes whose tags are the spans, or filled templates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.progress import Progress
 
-from protocol import Corpus
+from protocol import Corpus, Document
 from shared.corpus_io import read_corpus, write_corpus
 from shared.progress import ProgressBars
+from site_agent.adapt.recipe import this_machine
 from site_agent.canaries.membership import is_membership_canary
 from site_agent.config import SiteConfig
 from site_agent.generate.modes import GenerationMode, Labelled, SeedNotes
-from site_agent.generate.plan import plan_for_model
+from site_agent.generate.phi_rate import PhiRateCheck, check_phi_rate, real_rate
+from site_agent.generate.plan import GenerationPlan, plan_for_model
 from site_agent.generate.prompts import prompt_renderer
 from site_agent.generate.settings import GenerationSettings
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.pseudonymise.records import read_surrogates, sensitive_surfaces
 from site_agent.stages.knobs import generation_mode, identifying_index
+from site_agent.stages.run_plan import applied_generation, plan_run
 
 PARTIAL_FILE = "generation.partial.jsonl"  # the generator's resumable store
 CORPUS_FILE = "synthetic.raw.jsonl"
@@ -43,10 +49,13 @@ def run(
     mode: GenerationMode,
     out_dir: Path,
     progress: Progress | None = None,
+    checks: list[PhiRateCheck] | None = None,
 ) -> tuple[Labelled, int]:
     """Sample the planned notes from ``base_model`` + adapter and read them as the mode does;
     returns the synthetic corpus (with what reading found) and the number of prompts. Resumes
-    from a partial store in ``out_dir``."""
+    from a partial store in ``out_dir``. After ``phi_check_after`` notes the PHI the generator
+    wrote is checked against the training notes' (a PhiRateError stops the run); the check
+    is appended to ``checks``."""
     from site_agent.generate.run import generate_corpus
     from site_agent.models import resolve_model
 
@@ -55,7 +64,19 @@ def run(
     notes = sum(not is_membership_canary(d) for d in seeds.train.documents)  # canaries aside
     plan = plan_for_model(validation, notes, model, settings, render)
     bars = ProgressBars(progress, "generated notes")
-    raw = generate_corpus(plan, model, adapter_dir, settings, out_dir / PARTIAL_FILE, bars.count)
+    real = real_rate(
+        Corpus(documents=tuple(d for d in seeds.train.documents if not is_membership_canary(d)))
+    )
+
+    def check(docs: Sequence[Document], planned: GenerationPlan) -> None:
+        found = check_phi_rate(mode.name, real, docs, planned.prompts, settings.min_phi_rate)
+        if found is not None and checks is not None:
+            checks.append(found)
+
+    raw = generate_corpus(
+        plan, model, adapter_dir, settings, out_dir / PARTIAL_FILE, bars.count,
+        check=check if settings.min_phi_rate > 0 else None, check_after=settings.phi_check_after,
+    )  # fmt: skip
     return mode.label(raw, seeds, settings), len(plan.prompts)
 
 
@@ -74,6 +95,7 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
         "surrogates": config.pseudonymise,
         "base_model": config.adapt.base_model,
         "device": config.device,
+        "time_budget": config.run.time_budget,  # may cut the amount and the token budget
         # the filler avoids what this filter would drop (template mode)
         "identifying_ngrams": (filters.sensitive_ngram_n, filters.sensitive_ngram_min_share),
     }
@@ -88,20 +110,27 @@ def _run(ctx: StageContext) -> StageOutput:
         forbidden_surfaces(train, ctx.inputs),
         identifying_index(config, ctx.inputs["split.train"]),
     )
+    validation = read_corpus(ctx.inputs["split.validation"])
+    plan = plan_run(config, read_corpus(ctx.inputs["split.train"]), this_machine(), len(validation))
+    settings = applied_generation(config, plan)
+    checks: list[PhiRateCheck] = []
     labelled, prompts = run(
         ctx.inputs["adapt.adapter"],
-        read_corpus(ctx.inputs["split.validation"]),
+        validation,
         seeds,
         config.adapt.base_model,
-        config.generation,
+        settings,
         generation_mode(config),
         ctx.stage_dir,
         ctx.progress,
+        checks,
     )
     out_path = ctx.stage_dir / CORPUS_FILE
     write_corpus(labelled.corpus, out_path)
-    summary = {"mode": config.generation.mode, "prompts": prompts}
+    summary: dict[str, Any] = {"mode": config.generation.mode, "prompts": prompts}
     summary |= {"documents": len(labelled.corpus), **labelled.summary}
+    summary["phi_prompt_share"] = settings.phi_prompt_share
+    summary["phi_rate"] = checks[0].model_dump(mode="json") if checks else "not checked"
     return StageOutput(artifacts={"corpus": out_path}, summary=summary)
 
 

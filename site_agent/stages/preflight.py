@@ -3,8 +3,10 @@
 Shown by ``site-agent validate`` and as the first lines of ``site-agent synthesize``, before
 any model trains: PHI density, share of notes without PHI, mentions per label (naming the
 labels too rare to learn), note lengths, and the training recipe that these statistics
-select (``ner.recipe``). Light on purpose: no torch, no tokenizer. (The
-pipeline's own ``site_agent.pipeline.preflight`` checks model names; this one, the corpus.)
+select (``ner.recipe``); then the generator recipe and what each stage will cost on this
+machine (``run_plan``), refused when it will not fit in memory. Light on purpose: no torch,
+no tokenizer. (The pipeline's own ``site_agent.pipeline.preflight`` checks model names;
+this one, the corpus.)
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from protocol.evaluation import Distribution
 from shared.errors import ToolkitError
 from shared.metrics.diagnostics import distribution
 from shared.ner_tokens import split_words
+from site_agent.adapt.recipe import Machine, this_machine
 from site_agent.annotator.settings import GoldAnnotatorSettings, rare_labels
+from site_agent.stages.run_plan import RunPlan, plan_run
 
 if TYPE_CHECKING:
     from site_agent.config import SiteConfig
@@ -93,6 +97,19 @@ def preflight_lines(report: PreflightReport) -> list[str]:
 def default_settings() -> GoldAnnotatorSettings:
     """Annotator settings as a site.toml without an ``[annotator]`` table gives them."""
     return GoldAnnotatorSettings(base_model="default")
+
+
+def run_preflight(config: SiteConfig, machine: Machine | None = None) -> RunPlan | None:
+    """The generator recipe and the per-stage estimate for the training split ``config``'s
+    split stage will write, on ``machine`` (this one by default); None when the corpus cannot
+    be read yet (the pipeline's own checks then report it)."""
+    from site_agent.stages.split import training_split
+
+    try:
+        train = training_split(config)
+    except ToolkitError:
+        return None
+    return plan_run(config, train, machine or this_machine())
 
 
 def training_preflight(config: SiteConfig) -> PreflightReport | None:

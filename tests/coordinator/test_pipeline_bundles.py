@@ -54,6 +54,7 @@ def run_site(root: Path, site_id: str, style: str, scheme: str, models: tuple[Pa
                 "cpu_threads": 1,
             },
             "generation": {
+                "mode": "annotate",  # tiny generators write no placeholders; the annotator labels
                 "samples_per_prompt": 2,
                 "max_new_tokens": 24,
                 "max_documents": 8,

@@ -25,12 +25,16 @@ def test_defaults_follow_the_seed_papers() -> None:
         32,
         0.05,
     )
-    assert (config.adapt.learning_rate, config.adapt.batch_size, config.adapt.epochs) == (
+    # the run's shape is the measured recipe (4 x 256, 2 epochs), not the seed's 16 x 512 x 6
+    adapt = config.adapt
+    assert (adapt.learning_rate, adapt.batch_size, adapt.max_length, adapt.epochs) == (
         1e-4,
-        16,
-        6,
+        4,
+        256,
+        2,
     )
-    assert config.adapt.weight_decay == 0.1
+    assert adapt.weight_decay == 0.1 and not {"batch_size", "epochs"} & adapt.model_fields_set
+    assert config.generation.mode == "template"
     training = config.annotator.training
     assert (training.learning_rate, training.batch_size, training.epochs) == (1e-4, 16, 6)
     assert training.weight_decay == 1e-5 and training.chunk_words == 128
@@ -41,6 +45,10 @@ def test_defaults_follow_the_seed_papers() -> None:
 
 def test_demo_profile_is_small_but_toml_values_win() -> None:
     demo = build_site_config(MINIMAL, profile="demo")
+    assert demo.generation.mode == "template"
+    assert build_site_config({**MINIMAL, "generation": {"mode": "annotate"}}).generation.mode == (
+        "annotate"
+    )
     assert demo.adapt.max_steps is not None and demo.generation.max_documents is not None
     demo_generation = PROFILES["demo"]["generation"]
     assert demo.generation.amount is None

@@ -37,7 +37,7 @@ SPECIAL: dict[tuple[str, ...], Any] = {
     ("annotator", "training", "batch_size"): 8,
     ("annotator", "training", "grad_accumulation"): 2,
     ("adapt", "target_modules"): ["q_proj", "v_proj"],
-    ("generation", "mode"): "template",
+    ("generation", "mode"): "tagged",
     ("generation", "amount"): 2.0,
     ("generation", "samples_per_prompt"): 5,
     ("generation", "max_new_tokens"): 80,

@@ -8,13 +8,14 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from site_agent.cli.commands.validate import print_preflight
+from site_agent.cli.commands.validate import print_plan, print_preflight
 from site_agent.cli.run_config import config_for_run
 from site_agent.cli.summary import annotator_notes, summary_table, where_to_look
 from site_agent.pipeline.runner import StageRun
 from site_agent.stages.pipeline import run_pipeline
-from site_agent.stages.preflight import training_preflight
+from site_agent.stages.preflight import run_preflight, training_preflight
 from site_agent.stages.registry import stage_names
+from site_agent.stages.run_plan import check_fits
 
 
 def cli_overrides(
@@ -82,6 +83,10 @@ def register(app: typer.Typer) -> None:
         report = training_preflight(config)
         if report is not None:
             print_preflight(report, console)
+        plan = run_preflight(config)
+        if plan is not None:
+            print_plan(plan, console)
+            check_fits(plan, str(site_config or "the demo profile"))
         runs: list[StageRun] = []
         try:
             run_pipeline(config, from_stage=from_stage, console=console, runs=runs)

@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from protocol import Corpus
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, require_documents
 from shared.errors import CorpusFormatError
@@ -24,6 +25,7 @@ from site_agent.stages.preflight import (
     preflight,
     preflight_lines,
 )
+from site_agent.stages.run_plan import RunPlan, plan_lines
 
 
 def print_problems(exc: CorpusFormatError, console: Console) -> None:
@@ -49,6 +51,26 @@ def print_preflight(report: PreflightReport, console: Console) -> None:
     console.print("[bold]pre-flight[/] (as annotator training data):", highlight=False)
     for line in preflight_lines(report):
         console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+
+
+def print_plan(plan: RunPlan, console: Console) -> None:
+    """The generator recipe and the per-stage estimate under a heading."""
+    console.print("[bold]pre-flight[/] (generator recipe and cost):", highlight=False)
+    for line in plan_lines(plan):
+        console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+
+
+def run_plan_for(corpus: Corpus, site_config: Path | None) -> RunPlan:
+    """The run plan of ``corpus`` as the training split, under ``site_config`` or defaults."""
+    from site_agent.adapt.recipe import this_machine
+    from site_agent.config import build_site_config, load_site_config
+    from site_agent.stages.run_plan import plan_run
+
+    if site_config is not None:
+        config = load_site_config(site_config)
+    else:
+        config = build_site_config({"site_id": "validate", "corpus": {"path": "corpus.jsonl"}})
+    return plan_run(config, corpus, this_machine())
 
 
 def register(app: typer.Typer) -> None:
@@ -89,6 +111,7 @@ def register(app: typer.Typer) -> None:
         console.print(diagnostics_table(diagnostics))
         console.print(label_table(diagnostics))
         print_preflight(preflight(loaded, annotator_settings(site_config)), console)
+        print_plan(run_plan_for(loaded, site_config), console)
         if json_out is not None:
             stamped = diagnostics.model_copy(
                 update={

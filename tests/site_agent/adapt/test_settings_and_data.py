@@ -8,7 +8,14 @@ import pytest
 from pydantic import ValidationError
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from site_agent.adapt.data import collate, epoch_order, tokenise_documents
+from site_agent.adapt.data import (
+    collate,
+    document_windows,
+    epoch_order,
+    phi_bearing,
+    repeat_phi_windows,
+    tokenise_documents,
+)
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.adapt.targets import target_modules_for
 from tests.tiny_models import tiny_causal_lm
@@ -16,11 +23,12 @@ from tests.tiny_models import tiny_causal_lm
 TEXTS = ["Paciente de 70 años ingresa en el Hospital General.", "", "Alta el 3 de marzo."]
 
 
-def test_defaults_are_the_seed_hyperparameters() -> None:
+def test_defaults_are_the_seed_lora_and_the_measured_run_shape() -> None:
     s = AdaptSettings(base_model="any")
-    assert s.seed == 13 and s.max_length == 512
+    assert s.seed == 13 and s.max_length == 256  # every measured experiment: 4 x 256
     assert (s.lora_r, s.lora_alpha, s.lora_dropout) == (8, 32, 0.05)
-    assert (s.weight_decay, s.learning_rate, s.batch_size, s.epochs) == (0.1, 1e-4, 16, 6)
+    assert (s.weight_decay, s.learning_rate, s.batch_size, s.epochs) == (0.1, 1e-4, 4, 2)
+    assert s.phi_window_repeat is None  # the recipe's
 
 
 @pytest.mark.parametrize(
@@ -82,3 +90,28 @@ def test_epoch_order_depends_only_on_seed_and_epoch() -> None:
     assert epoch_order(10, 1, 2) == epoch_order(10, 1, 2)
     assert sorted(epoch_order(10, 1, 2)) == list(range(10))
     assert epoch_order(10, 1, 2) != epoch_order(10, 1, 3)
+
+
+class _Chars:
+    """A tokenizer whose tokens are characters (ord), no BOS/EOS."""
+
+    bos_token_id = None
+    eos_token_id = None
+
+    def __call__(self, text: str, add_special_tokens: bool = False) -> dict[str, list[int]]:
+        return {"input_ids": [ord(c) for c in text]}
+
+
+def test_phi_windows_by_marker_or_by_note_and_their_repeats() -> None:
+    texts = ["abcdef", "xy", "PQ"]  # windows of 4: abcd, ef | xy | PQ
+    windows, sources = document_windows(texts, _Chars(), 4)
+    assert windows == [[97, 98, 99, 100], [101, 102], [120, 121], [80, 81]]
+    assert sources == [0, 0, 1, 2]
+    # markers (a placeholder token, here "e"): only the window that holds one
+    assert phi_bearing(windows, sources, [True, False, False], [ord("e")]) == [
+        False, True, False, False,
+    ]  # fmt: skip
+    # no markers (annotate mode): every window of a note with PHI
+    assert phi_bearing(windows, sources, [True, False, True]) == [True, True, False, True]
+    seen = repeat_phi_windows(windows, [False, True, False, True], 3)
+    assert seen[:4] == windows and seen[4:] == [[101, 102], [80, 81], [101, 102], [80, 81]]

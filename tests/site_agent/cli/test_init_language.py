@@ -57,3 +57,16 @@ def test_a_language_without_a_default_locale_asks_for_one() -> None:
     with pytest.raises(UsageError, match="pass --locale"):
         corpus_language("tlh", None)
     assert corpus_language("tlh", "en_US").language == "tlh"
+
+
+def test_init_leaves_the_generator_recipe_open_and_picks_the_template_mode(
+    tmp_path: Path,
+) -> None:
+    """The starter site.toml of issue 29 pinned 16 x 512 x 6 epochs, which the recipe could
+    then not change (explicit settings win) and which was OOM-killed on a 24 GB machine."""
+    done = _init(tmp_path, "--language", "en")
+    assert done.returncode == 0, done.stderr
+    config = load_site_config(tmp_path / "site.toml")
+    assert config.generation.mode == "template"
+    open_fields = {"batch_size", "gradient_accumulation", "max_length", "epochs", "max_steps"}
+    assert not open_fields & config.adapt.model_fields_set

@@ -57,7 +57,13 @@ def site(meddocan_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
                 "max_length": 64,
                 "quantization": "none",
             },
-            "generation": {"samples_per_prompt": 2, "max_new_tokens": 24, "max_documents": 8},
+            # the annotate mode's pipeline: the gold annotator labels the generated notes
+            "generation": {
+                "mode": "annotate",
+                "samples_per_prompt": 2,
+                "max_new_tokens": 24,
+                "max_documents": 8,
+            },
             "audit": {"canaries": 2},
             # one adaptation step: the synthetic corpus may hold no spans (issue 15's refusal)
             "export": {"accept_degenerate": "tiny test models"},

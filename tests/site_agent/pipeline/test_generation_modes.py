@@ -60,6 +60,7 @@ def site(
             },
             "generation": {
                 "mode": mode,
+                "min_phi_rate": 0.0,  # a tiny random generator writes no markers to check
                 "samples_per_prompt": 2,
                 "max_new_tokens": 24,
                 "max_documents": 8,
@@ -87,6 +88,19 @@ def test_every_stage_completes_and_records_the_mode(site: SiteConfig) -> None:
     assert annotate is not None and annotate.summary["spans_from"] == "generator"
     audit = read_record(folder_of(site.work_dir, "audit"))
     assert audit is not None and audit.summary
+
+
+def test_the_recipe_is_recorded_in_adapt_json_and_the_phi_check_in_stage_json(
+    site: SiteConfig,
+) -> None:
+    result = json.loads((folder_of(site.work_dir, "adapt") / "adapt.json").read_text())
+    recipe = result["recipe"]
+    assert recipe["mode"] == site.generation.mode and len(recipe["reasons"]) == 5
+    assert "batch_size = 2, max_length = 64 set" in recipe["reasons"][1]  # site.toml wins
+    assert "max_steps = 2 set" in recipe["reasons"][3] and result["steps"] == 2
+    assert result["phi_windows"] is not None and result["seen_windows"] >= result["phi_windows"]
+    generate = read_record(folder_of(site.work_dir, "generate"))
+    assert generate is not None and generate.summary["phi_rate"] == "not checked"  # rate 0
 
 
 def test_the_generators_spans_reach_the_audit_unchanged(site: SiteConfig) -> None:

@@ -1,0 +1,104 @@
+"""What the generator costs on this kind of machine: a small calibrated model, not a promise.
+
+Every constant is a measurement of this project's, named with its source, on a 2-core CPU
+without GPU; a busier or larger machine differs. The generator recipe uses these to choose
+rows and tokens per forward pass that fit the machine's memory, and the pre-flight to price a
+run before anything trains.
+
+Memory of a LoRA step is modelled as ``base + per_token x tokens per forward pass``. SmolLM2's
+two points: 4.0 GB peak RSS at 4 x 256 tokens (``benchmarks/README.md``, ``adapt.py``,
+2026-11-25) and 23.6 GB at 16 x 512, when the kernel killed the process on a 24 GB machine
+(issue 29). Gemma 3 has one point (6.7 GB at 4 x 256); its slope is SmolLM2's scaled by the
+ratio of the two peaks, an assumption until it is measured at a second size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GB = 1024**3
+
+
+@dataclass(frozen=True)
+class GeneratorCost:
+    """Unit costs of one generator on an idle 2-core CPU."""
+
+    name: str
+    base_gb: float  # peak RSS of a LoRA step, less what grows with tokens per pass
+    gb_per_token: float  # peak RSS per token of one forward pass (rows x tokens)
+    seconds_per_step: float  # one optimiser step at 4 x 256 tokens
+    characters_per_row: float  # characters of MEDDOCAN text per packed 256-token row
+    tokens_per_second: float  # generated tokens per second, load included
+    generate_gb: float  # peak RSS of sampling
+    source: str
+
+
+_SMOL_SLOPE = (23.6 - 4.0) / (16 * 512 - 4 * 256)
+
+SMOLLM2 = GeneratorCost(
+    name="SmolLM2-135M",
+    base_gb=4.0 - _SMOL_SLOPE * 1024,
+    gb_per_token=_SMOL_SLOPE,
+    seconds_per_step=3.31,
+    characters_per_row=338_755 / 514,
+    tokens_per_second=183.6,
+    generate_gb=0.8,
+    source="benchmarks/README.md adapt.py (4 x 256: 3.31 s/step, 4.0 GB, 514 rows from 120 "
+    "MEDDOCAN notes) and generator.py (183.6 tok/s busy, 0.8 GB); 23.6 GB at 16 x 512 (issue 29)",
+)
+
+_GEMMA_SLOPE = _SMOL_SLOPE * 6.7 / 4.0
+
+GEMMA3 = GeneratorCost(
+    name="Gemma 3 270M",
+    base_gb=6.7 - _GEMMA_SLOPE * 1024,
+    gb_per_token=_GEMMA_SLOPE,
+    seconds_per_step=5.63,
+    characters_per_row=338_755 / 376,
+    tokens_per_second=75.0,
+    generate_gb=1.4,
+    source="benchmarks/README.md adapt.py (4 x 256: 5.63 s/step, 6.7 GB, 376 rows from 120 "
+    "MEDDOCAN notes) and generator.py (1.4 GB); 75 tok/s with loading, meddocan-core "
+    "(benchmarks/experiment_estimate.py)",
+)
+
+MEASURED_ROWS = 4
+MEASURED_TOKENS = 256
+"""Every measured experiment adapted on 4 rows of 256 tokens per optimiser step."""
+
+
+def generator_cost(base_model: str) -> tuple[GeneratorCost, str]:
+    """The unit costs of ``base_model`` and how they were chosen (an unknown generator is
+    priced as the larger measured one)."""
+    lowered = base_model.lower()
+    if "smollm2" in lowered and "360" not in lowered and "1.7" not in lowered:
+        return SMOLLM2, f"{base_model}: measured as {SMOLLM2.name}"
+    if "gemma" in lowered and "270" in lowered:
+        return GEMMA3, f"{base_model}: measured as {GEMMA3.name}"
+    return GEMMA3, f"{base_model}: not measured, priced as {GEMMA3.name} (a guess)"
+
+
+def adapt_peak_gb(cost: GeneratorCost, rows: int, tokens: int) -> float:
+    """Estimated peak RSS of a LoRA step with ``rows`` x ``tokens`` per forward pass."""
+    return cost.base_gb + cost.gb_per_token * rows * tokens
+
+
+def adapt_seconds(
+    cost: GeneratorCost, steps: int, rows: int, tokens: int, accumulation: int
+) -> float:
+    """Estimated seconds of ``steps`` optimiser steps (time grows with tokens per step)."""
+    per_step = (
+        cost.seconds_per_step * rows * tokens * accumulation / (MEASURED_ROWS * MEASURED_TOKENS)
+    )
+    return steps * per_step
+
+
+def rows_per_epoch(cost: GeneratorCost, characters: int, tokens: int) -> int:
+    """Estimated packed rows of ``tokens`` tokens that ``characters`` of text fill."""
+    per_row = cost.characters_per_row * tokens / MEASURED_TOKENS
+    return max(1, round(characters / per_row))
+
+
+def tokens_of(cost: GeneratorCost, characters: float) -> float:
+    """Estimated generator tokens of ``characters`` characters (rows are about full)."""
+    return characters / (cost.characters_per_row / MEASURED_TOKENS)

@@ -1,0 +1,116 @@
+"""A stage the kernel killed is reported on the next run, with its memory and the fix.
+
+Before a stage runs, ``running.json`` in its folder records the process (pid and start time)
+and, sampled every few seconds while it runs, the peak resident memory of the process and its
+children. A stage that ends, well or badly, removes it (a failure writes ``stage.json`` with
+its error). So a marker whose process is gone means the process died without a word, which
+on a machine short of memory is the kernel's OOM killer (exit 137): the next run says which
+stage, at how many GB and after how many minutes, and what to change.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psutil
+
+from protocol.base import ProtocolModel
+from shared.atomic import atomic_write_text
+
+RUNNING_FILE = "running.json"
+SAMPLE_SECONDS = 5.0
+
+
+class RunningMarker(ProtocolModel):
+    """A stage in progress: which process, since when, and its peak memory so far."""
+
+    stage: str
+    pid: int
+    process_started: float  # psutil create_time: a reused pid is another process
+    started_at: datetime
+    sampled_at: datetime
+    peak_rss_gb: float
+
+    @property
+    def minutes(self) -> float:
+        return (self.sampled_at - self.started_at).total_seconds() / 60
+
+
+def _rss_gb(process: psutil.Process) -> float:
+    total = process.memory_info().rss
+    for child in process.children(recursive=True):
+        try:
+            total += child.memory_info().rss
+        except psutil.Error:
+            continue
+    return total / 1024**3
+
+
+def _write(folder: Path, marker: RunningMarker) -> None:
+    atomic_write_text(folder / RUNNING_FILE, marker.model_dump_json(indent=2) + "\n")
+
+
+@contextmanager
+def running_marker(folder: Path, stage: str, every: float = SAMPLE_SECONDS) -> Iterator[None]:
+    """Keep ``running.json`` up to date while the block runs; remove it afterwards."""
+    process = psutil.Process(os.getpid())
+    now = datetime.now(UTC)
+    marker = RunningMarker(
+        stage=stage, pid=process.pid, process_started=process.create_time(), started_at=now,
+        sampled_at=now, peak_rss_gb=round(_rss_gb(process), 2),
+    )  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    _write(folder, marker)
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal marker
+        while not stop.wait(every):
+            peak = max(marker.peak_rss_gb, round(_rss_gb(process), 2))
+            marker = marker.model_copy(
+                update={"peak_rss_gb": peak, "sampled_at": datetime.now(UTC)}
+            )
+            _write(folder, marker)
+
+    sampler = threading.Thread(target=sample, name=f"rss-{stage}", daemon=True)
+    sampler.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        sampler.join()
+        (folder / RUNNING_FILE).unlink(missing_ok=True)
+
+
+def _alive(marker: RunningMarker) -> bool:
+    try:
+        return psutil.Process(marker.pid).create_time() == marker.process_started
+    except psutil.Error:
+        return False
+
+
+def killed_marker(folder: Path) -> RunningMarker | None:
+    """The marker of a run that died in ``folder`` (its process is gone); None otherwise."""
+    path = folder / RUNNING_FILE
+    if not path.is_file():
+        return None
+    try:
+        marker = RunningMarker.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None
+    return None if _alive(marker) else marker
+
+
+def killed_message(marker: RunningMarker, fix: str) -> str:
+    """ "the adapt stage was killed at 23.6 GB after 31 min; fix: ..." """
+    return (
+        f"the {marker.stage} stage was killed at {marker.peak_rss_gb:.1f} GB after "
+        f"{marker.minutes:.0f} min (pid {marker.pid}, started "
+        f"{marker.started_at:%Y-%m-%d %H:%M} UTC, no record written: most likely the kernel's "
+        f"out-of-memory killer); fix: {fix}"
+    )

