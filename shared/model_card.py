@@ -114,7 +114,7 @@ def front_matter(card: ModelCard) -> list[str]:
     lines += [
         f"base_model: {_yaml(card.base_model.split('@')[0])}",
         f"pipeline_tag: {PIPELINE_TAG}",
-        f"library_name: transformers",
+        "library_name: transformers",
         f"tags: {_yaml(list(TAGS))}",
         f"metrics: {_yaml(list(CARD_METRICS))}",
         f"model-index: {_yaml(model_index(card))}",
@@ -124,7 +124,10 @@ def front_matter(card: ModelCard) -> list[str]:
 
 
 def _number(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
+    """Whole numbers (document counts) as integers, other figures with four decimals."""
+    if value is None:
+        return "n/a"
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.4f}"
 
 
 def _training_lines(card: ModelCard) -> list[str]:
