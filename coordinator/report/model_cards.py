@@ -30,7 +30,10 @@ CELL_METRICS = (
 
 def _built_by(info: TrainedModel, base: str) -> str:
     sites = ", ".join(info.trained_on)
-    start = f"A token-classification encoder for de-identifying clinical notes, fine-tuned from `{base}`"
+    start = (
+        f"A token-classification encoder for de-identifying clinical notes, fine-tuned from "
+        f"`{base}`"
+    )
     return {
         "site": f"{start} by the coordinator on {sites}'s audited synthetic corpus "
         "(labels harmonised to the shared scheme).",

@@ -22,7 +22,6 @@ from cryptography.hazmat.primitives.serialization import (
     Encoding,
     PublicFormat,
 )
-
 from pydantic import ValidationError
 
 from protocol import Corpus

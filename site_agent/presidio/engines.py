@@ -90,9 +90,7 @@ def analyzer_engine(
     if builtin_recognizers:
         registry.load_predefined_recognizers(languages=[language], nlp_engine=nlp_engine)
     registry.add_recognizer(encoder_recognizer(model_dir, language, threshold))
-    return AnalyzerEngine(
-        nlp_engine=nlp_engine, registry=registry, supported_languages=[language]
-    )
+    return AnalyzerEngine(nlp_engine=nlp_engine, registry=registry, supported_languages=[language])
 
 
 def anonymise(text: str, analyzer: Any, language: str = "en") -> str:

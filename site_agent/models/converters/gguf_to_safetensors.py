@@ -70,11 +70,11 @@ def bars_only_on_a_terminal() -> Iterator[None]:
     enabled = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     bar = gguf_loading.tqdm
-    gguf_loading.tqdm = functools.partial(bar, disable=True)  # type: ignore[assignment]
+    gguf_loading.tqdm = functools.partial(bar, disable=True)
     try:
         yield
     finally:
-        gguf_loading.tqdm = bar  # type: ignore[assignment]
+        gguf_loading.tqdm = bar
         if enabled:
             hf_logging.enable_progress_bar()
 

@@ -35,9 +35,12 @@ def three_site_report(
     size = rounds.TestSplitSize(n_documents=29, n_spans=120, n_characters=9000)
     sites = tuple(
         SiteSummary(
-            site_id=s, labels=("PER",), test_split=size, synthetic_documents=300,
+            site_id=s,
+            labels=("PER",),
+            test_split=size,
+            synthetic_documents=300,
             audit_passed=audit_c if s == "site-c" else True,
-        )  # fmt: skip
+        )
         for s in SITES
     )
     cells = tuple(
@@ -50,9 +53,11 @@ def three_site_report(
     kinds = {"pooled": "pooled", "fedavg": "fedavg"}
     models = tuple(
         TrainedModel(
-            name=m, kind=kinds.get(m, "site"), trained_on=SITES if m in kinds else (m[5:],),
+            name=m,
+            kind=kinds.get(m, "site"),
+            trained_on=SITES if m in kinds else (m[5:],),
             n_training_documents=300,
-        )  # fmt: skip
+        )
         for m in F1
     )
     return FederationReport(

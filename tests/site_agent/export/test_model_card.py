@@ -34,9 +34,8 @@ def split_card(text: str) -> tuple[dict, str]:
 
 
 def _site_report(path: Path, trained_on: str) -> SiteReport:
-    notes = Corpus(
-        documents=(Document(id="d", text="Note about Ana.", spans=(Span(start=11, end=14, label="PER"),)),),
-    )  # fmt: skip
+    span = Span(start=11, end=14, label="PER")
+    notes = Corpus(documents=(Document(id="d", text="Note about Ana.", spans=(span,)),))
     diagnostics = corpus_diagnostics(notes)
     report = SiteReport(
         site_id="h1", n_test_documents=29, n_synthetic_documents=2, gold=GOLD_SCORES,
@@ -48,18 +47,26 @@ def _site_report(path: Path, trained_on: str) -> SiteReport:
 
 
 @pytest.fixture
-def bundle(site: dict[str, Path], tmp_path: Path) -> tuple[Path, SiteReport, AuditReport]:  # noqa: F811
+def bundle(
+    site: dict[str, Path],  # noqa: F811
+    tmp_path: Path,
+) -> tuple[Path, SiteReport, AuditReport]:
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
     base = tiny_encoder(tmp_path / "tiny", ["Note about Ana ."], hidden=32)
     tags = ["O", "B-PER", "I-PER"]
     model = AutoModelForTokenClassification.from_pretrained(
-        base, num_labels=3, id2label=dict(enumerate(tags)), label2id={t: i for i, t in enumerate(tags)}
-    )  # fmt: skip
+        base,
+        num_labels=3,
+        id2label=dict(enumerate(tags)),
+        label2id={t: i for i, t in enumerate(tags)},
+    )
     model.save_pretrained(site["encoder"])
     AutoTokenizer.from_pretrained(base).save_pretrained(site["encoder"])
     audit_path = _audit(site)
-    request = _request(site, audit_path, card=CardFacts(mode="template", language="es", licence="Apache-2.0"))
+    request = _request(
+        site, audit_path, card=CardFacts(mode="template", language="es", licence="Apache-2.0")
+    )
     trained_on = json.loads(site["report"].read_text())["trained_on_corpus_sha256"]
     report = _site_report(site["report"], trained_on)
     folder, _ = build_bundle(request)
@@ -67,7 +74,7 @@ def bundle(site: dict[str, Path], tmp_path: Path) -> tuple[Path, SiteReport, Aud
 
 
 def test_card_front_matter_and_figures_equal_the_records(bundle: tuple) -> None:
-    folder, report, audit = bundle
+    folder, _, audit = bundle
     meta, body = split_card((folder / ENCODER_DIR / "README.md").read_text())
     assert meta["license"] == "apache-2.0" and meta["language"] == ["es"]
     assert meta["pipeline_tag"] == "token-classification" and meta["base_model"]
@@ -87,9 +94,11 @@ def test_card_front_matter_and_figures_equal_the_records(bundle: tuple) -> None:
     assert "| h1 | template | 2 | passed |" in body  # site, mode, amount, verdict
     for rule in audit.rules:  # every privacy figure of the audit, as measured
         measured = "n/a" if rule.measured is None else f"{rule.measured:.4f}"
+        if rule.measured is not None and rule.measured.is_integer():
+            measured = f"{rule.measured:.0f}"  # counts (kept documents) as integers
         assert f"| {rule.name} | {measured} | {rule.comparison} {rule.threshold:g} |" in body
-    for section in ("## Labels", "## Training data", "## Evaluation", "## Intended use", "## Provenance"):
-        assert section in body
+    sections = ("Labels", "Training data", "Evaluation", "Intended use", "Provenance")
+    assert all(f"## {section}" in body for section in sections)
     assert audit.audited_corpus_sha256 in body and "`PER`" in body
     assert "Note about Ana" not in body and "Ruiz" not in body  # never a note's text
 

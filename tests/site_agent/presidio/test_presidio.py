@@ -100,8 +100,7 @@ def test_anonymiser_replaces_every_phi_span_with_its_entity(analyzer: object) ->
     hidden = anonymise(NOTE, analyzer, "es")
     assert not any(surface in hidden for surface in PHI)
     assert hidden == (
-        "Paciente <PERSON> nacido el <DATE_TIME> en <LOCATION> el paciente refiere dolor. "
-        "NHC <ID>."
+        "Paciente <PERSON> nacido el <DATE_TIME> en <LOCATION> el paciente refiere dolor. NHC <ID>."
     )
 
 
