@@ -132,9 +132,9 @@ def _number(value: float | None) -> str:
 
 def _training_lines(card: ModelCard) -> list[str]:
     lines = [
-        "Synthetic clinical notes only, generated at each site, machine-annotated there and "
-        "cleared by the site's privacy audit before they left it. No real note, gold span or "
-        "gold-trained weight is in this folder or was used to train it.",
+        "Synthetic clinical notes only, generated at the site(s) below, machine-annotated "
+        "there and cleared by the site's privacy audit before they left it. No real note, "
+        "gold span or gold-trained weight is in this folder or was used to train it.",
         "",
         "| site | generation mode | synthetic documents | audit |",
         "|---|---|---|---|",

@@ -1,8 +1,9 @@
 """Build the signed export bundle ``<work_dir>/outbox/<bundle-id>/``.
 
 What may leave: the audited synthetic corpus, the audit report (real document ids replaced by
-keyed hashes), optionally the encoder trained on synthetic data only and a numbers-only site
-report. What may not: real text, gold spans,
+keyed hashes), optionally the encoder trained on synthetic data only (with its model card
+``encoder/README.md``: numbers and label names, ``site_agent/export/card.py``) and a
+numbers-only site report. What may not: real text, gold spans,
 gold-trained weights, the surrogate map. The gate in ``gate.py`` runs first, then the
 degenerate-corpus check of ``quality.py``; the bundle is built in a temporary folder, checked
 by the one bundle verifier (every artifact re-hashed against the signed manifest and its audit

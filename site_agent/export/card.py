@@ -66,9 +66,10 @@ def encoder_card(
         split = f"{site_id} test split"
         evaluation = score_figures(split, site_report.synthetic, site_report.n_test_documents)
         notes = (
-            f"For comparison, the site's gold-trained annotator (never exported) scores token "
-            f"F1 {site_report.gold.token_f1:.4f} on the same split; the gap is "
-            f"{site_report.token_f1_gap:+.4f}. No bootstrap intervals are computed at the site.",
+            "For comparison, the site's gold-trained annotator (never exported) scores token "
+            f"F1 {site_report.gold.token_f1:.4f} on the same split; the gap (gold minus "
+            f"this encoder) is {site_report.token_f1_gap:+.4f}. No bootstrap intervals are "
+            "computed at the site.",
         )
     base = base_models.get("annotator", "unknown")
     return ModelCard(
