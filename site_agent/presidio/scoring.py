@@ -65,13 +65,16 @@ def score_pipelines(
     *,
     language: str = "en",
     builtin_recognizers: bool = False,
+    threshold: float = 0.3,
     bootstrap: BootstrapSettings | None = None,
 ) -> dict[str, EvaluationReport]:
     """The bare encoder and the Presidio pipeline around it, each scored against ``gold``."""
     from ner.infer import machine_annotate
     from site_agent.presidio.engines import analyzer_engine
 
-    analyzer = analyzer_engine(model_dir, language, builtin_recognizers=builtin_recognizers)
+    analyzer = analyzer_engine(
+        model_dir, language, builtin_recognizers=builtin_recognizers, threshold=threshold
+    )
     unlabelled = Corpus(
         documents=tuple(d.model_copy(update={"spans": ()}) for d in gold.documents),
         labels=gold.labels,

@@ -51,6 +51,12 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option(help="Add Presidio's predefined pattern recognizers to the encoder."),
         ] = False,
+        presidio_threshold: Annotated[
+            float,
+            typer.Option(
+                min=0.0, max=1.0, help="Lowest score a Presidio result of the encoder keeps."
+            ),
+        ] = 0.3,
         mapping: Annotated[
             Path | None, typer.Option(help="Label mapping (TOML/JSON) to a coarse scheme.")
         ] = None,
@@ -84,6 +90,7 @@ def register(app: typer.Typer) -> None:
                 read_corpus(gold, gold_format),
                 language=presidio_language,
                 builtin_recognizers=presidio_builtins,
+                threshold=presidio_threshold,
                 bootstrap=settings,
             )
             for name, scored in reports.items():
