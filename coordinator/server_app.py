@@ -25,6 +25,7 @@ from coordinator.collect.phase import collect
 from coordinator.cross_site import cross_site
 from coordinator.given_models import load_given_models
 from coordinator.report.build import build_report
+from coordinator.report.model_cards import write_model_cards
 from coordinator.report.write import write_report
 from coordinator.roll_call import roll_call
 from coordinator.run_state import RunState
@@ -89,6 +90,9 @@ def finish(
     report = build_report(state, models, matrix, baselines, labels)
     for path in write_report(report, state.settings.output_dir):
         log.info("  wrote %s", path)
+    audits = {site: bundle.audit for site, bundle in state.bundles.items()}
+    cards = write_model_cards(report, models, audits, state.settings.base_model)
+    log.info("  wrote %d model card(s) (README.md in each model folder)", len(cards))
     return report
 
 

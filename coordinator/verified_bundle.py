@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from flwr.app import ArrayRecord
 
 from protocol import Corpus
+from protocol.audit import AuditReport
 from protocol.export import ExportManifest
 from protocol.rounds import AcceptedBundle
 
@@ -24,3 +25,4 @@ class VerifiedBundle:
     corpus: Corpus | None
     weights: dict[str, tuple[ArrayRecord, bytes]]
     files: dict[str, bytes] = field(default_factory=dict)
+    audit: AuditReport | None = None  # the verified audit report (its figures go on model cards)

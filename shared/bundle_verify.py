@@ -13,7 +13,8 @@ named reason (``protocol.rounds.ExclusionReason``):
 3. it names the expected site, and its signer key id is the key it was verified with;
 4. every listed artifact is present with its size and SHA-256, and nothing else is present;
 5. the artifacts are what a bundle may hold: one synthetic corpus, one audit report, at most
-   one site report, encoder files only under ``encoder/`` and only in safe formats;
+   one site report, encoder files only under ``encoder/`` and only in safe formats (and its
+   model card ``encoder/README.md``);
 6. the audit record and the audit report agree, passed, and cover exactly this corpus, and the
    report's verdict follows from its own rules;
 7. the corpus parses, is not empty and has as many documents as the manifest says;
@@ -43,6 +44,7 @@ SUPPORTED_SCHEMA_VERSIONS = frozenset({SCHEMA_VERSION})
 ENCODER_PREFIX = "encoder/"
 # Weights only as safetensors; configs and tokenizers as JSON, text or SentencePiece models.
 ENCODER_SUFFIXES = (".safetensors", ".json", ".txt", ".model")
+ENCODER_CARD = ENCODER_PREFIX + "README.md"  # the encoder's model card (shared/model_card.py)
 SINGLE_KINDS: dict[ArtifactKind, tuple[int, int]] = {
     "synthetic_corpus": (1, 1),
     "audit_report": (1, 1),
@@ -165,10 +167,13 @@ def _check_kinds(manifest: ExportManifest) -> None:
                 f"artifact {entry.name!r} of kind {entry.kind!r}: encoder files and only they "
                 f"lie under {ENCODER_PREFIX}",
             )
-        if under_encoder and not entry.name.endswith(ENCODER_SUFFIXES):
+        if under_encoder and not (
+            entry.name.endswith(ENCODER_SUFFIXES) or entry.name == ENCODER_CARD
+        ):
             raise BundleRejected(
                 "malformed_bundle",
-                f"encoder file {entry.name!r} is not one of {list(ENCODER_SUFFIXES)}",
+                f"encoder file {entry.name!r} is not one of {list(ENCODER_SUFFIXES)} nor "
+                f"{ENCODER_CARD}",
             )
     encoder = [e.name for e in manifest.artifacts if e.kind == "encoder_weights"]
     if encoder and not any(n.endswith(".safetensors") for n in encoder):

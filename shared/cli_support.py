@@ -58,7 +58,8 @@ AllowInsecureRemoteFlag = Annotated[
 def quiet_libraries() -> None:
     """Keep library chatter (weight-loading reports, hub progress bars) out of operators' logs.
 
-    Set before transformers is imported; an operator's own settings win. Deprecation notices
+    Set before transformers is imported; an operator's own settings win. With stderr sent to
+    a file, tqdm bars (carriage returns in a log) are switched off too. Deprecation notices
     of the libraries (for their developers, not operators) and bitsandbytes' note that an
     optional CPU kernel package is absent are dropped.
     """
@@ -68,6 +69,8 @@ def quiet_libraries() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if not sys.stderr.isatty():
+        os.environ.setdefault("TQDM_DISABLE", "1")
 
 
 def exit_status(result: object) -> int:

@@ -103,4 +103,6 @@ def verify_received_bundle(
         for a in manifest.artifacts
         if a.kind == "encoder_weights" and a.name in bundle.files
     }
-    return VerifiedBundle(manifest, accepted, contents.corpus, weights, encoder_files)
+    return VerifiedBundle(
+        manifest, accepted, contents.corpus, weights, encoder_files, audit=contents.audit
+    )

@@ -6,7 +6,7 @@ import base64
 import html
 from pathlib import Path
 
-from coordinator.report import tables
+from coordinator.report import answers, tables
 from coordinator.report.plots import heatmap_png
 from protocol.rounds import FederationReport
 from shared.contained import write_contained
@@ -31,7 +31,9 @@ def markdown_table(rows: list[list[str]]) -> str:
 
 
 def to_markdown(report: FederationReport) -> str:
-    parts = ["# Cross-site de-identification report", ""]
+    parts = ["# Cross-site de-identification report", "", "## Summary", ""]
+    parts += [f"- {point}" for point in answers.summary_points(report)]
+    parts += ["", markdown_table(answers.best_rows(report)), ""]
     parts.append(
         f"{len(report.sites)} site(s), {len(report.bundles)} bundle(s) accepted, "
         f"{len(report.models)} model(s), {len(report.exclusions)} exclusion(s). "
@@ -56,6 +58,8 @@ STYLE = (
     "table{border-collapse:collapse;margin:.5em 0}"
     "td,th{border:1px solid #bbb;padding:.25em .6em;font-size:.9em}"
     "th{background:#eee}img{display:block;margin:.5em 0}"
+    ".summary{background:#f4f8f4;border:1px solid #9c9;padding:.2em 1em 1em;margin:1em 0}"
+    ".summary li{margin:.3em 0}"
 )
 
 
@@ -64,6 +68,11 @@ def to_html(report: FederationReport) -> str:
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>Cross-site report</title><style>{STYLE}</style></head><body>",
         "<h1>Cross-site de-identification report</h1>",
+        "<section class='summary'><h2>Summary</h2><ul>",
+        *[f"<li>{html.escape(point)}</li>" for point in answers.summary_points(report)],
+        "</ul>",
+        html_table(answers.best_rows(report)),
+        "</section>",
     ]
     for metric, title in tables.METRICS.items():
         png = base64.b64encode(heatmap_png(report, metric)).decode("ascii")

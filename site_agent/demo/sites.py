@@ -33,6 +33,7 @@ from shared.errors import ToolkitError
 from shared.signing import generate_signing_key
 from shared.supernode_keys import create_supernode_auth_key
 from site_agent.config import PROFILES, default_models
+from site_agent.demo.follow import LogFollower
 from site_agent.demo.make_demo_corpus import SHARED, build_corpus, scheme_mapping, write_corpus
 from site_agent.models.cache import model_dir
 from site_agent.site_setup import key_paths
@@ -135,9 +136,17 @@ def base_encoder() -> Path:
     return model_dir(default_models(language)["annotator"])
 
 
+SITE_LOG = "synthesize.log"
+
+
+def site_log(config: Path) -> Path:
+    """Where a site's ``site-agent synthesize`` writes its output."""
+    return config.parent / SITE_LOG
+
+
 def synthesize(config: Path) -> tuple[Path, float, int]:
     """Run ``site-agent synthesize`` for one site; its output goes to ``synthesize.log``."""
-    log = config.parent / "synthesize.log"
+    log = site_log(config)
     argv = [sys.executable, "-m", "site_agent", "synthesize", "--site-config", str(config)]
     env = {**os.environ, "TERM": "dumb", "COLUMNS": "100"}
     started = time.monotonic()
@@ -172,14 +181,20 @@ def run_demo_sites(
 def run_site_pipelines(
     configs: list[Path], jobs: int, on_line: Callable[[str], None] = print
 ) -> None:
-    """``site-agent synthesize`` for every site config, ``jobs`` at a time."""
+    """``site-agent synthesize`` for every site config, ``jobs`` at a time; each site's stages
+    are reported as they pass (read from its log, whose path is printed first)."""
+    logs = {config.parent.name: site_log(config) for config in configs}
+    for site, log in logs.items():
+        log.unlink(missing_ok=True)  # a previous run's lines are not this run's progress
+        on_line(f"  {site}: log in {log}")
     failed = []
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with LogFollower(logs, on_line) as follower, ThreadPoolExecutor(max_workers=jobs) as pool:
         for config, seconds, code in pool.map(synthesize, configs):
+            follower.poll()  # its last stages before the line that says it ended
             state = "done" if code == 0 else f"failed (status {code})"
             on_line(f"  {config.parent.name}: site-agent synthesize {state} in {seconds:.0f} s")
             if code != 0:
-                failed.append(config.parent / "synthesize.log")
+                failed.append(site_log(config))
     if failed:
         raise DemoSitesError(
             f"site pipeline(s) failed; see {', '.join(map(str, failed))}; fix: the error is at "

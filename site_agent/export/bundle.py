@@ -1,8 +1,9 @@
 """Build the signed export bundle ``<work_dir>/outbox/<bundle-id>/``.
 
 What may leave: the audited synthetic corpus, the audit report (real document ids replaced by
-keyed hashes), optionally the encoder trained on synthetic data only and a numbers-only site
-report. What may not: real text, gold spans,
+keyed hashes), optionally the encoder trained on synthetic data only (with its model card
+``encoder/README.md``: numbers and label names, ``site_agent/export/card.py``) and a
+numbers-only site report. What may not: real text, gold spans,
 gold-trained weights, the surrogate map. The gate in ``gate.py`` runs first, then the
 degenerate-corpus check of ``quality.py``; the bundle is built in a temporary folder, checked
 by the one bundle verifier (every artifact re-hashed against the signed manifest and its audit
@@ -22,9 +23,10 @@ from cryptography.hazmat.primitives.serialization import (
     Encoding,
     PublicFormat,
 )
+from pydantic import ValidationError
 
 from protocol import Corpus
-from protocol.audit import AUDIT_JSON
+from protocol.audit import AUDIT_JSON, AuditReport
 from protocol.export import (
     MANIFEST,
     SIGNATURE,
@@ -35,14 +37,22 @@ from protocol.export import (
 )
 from shared.atomic import atomic_directory, atomic_write_bytes, atomic_write_text
 from shared.bundle_folder import read_bundle_folder
-from shared.bundle_verify import ENCODER_SUFFIXES, BundleRejected, verify_bundle_bytes
+from shared.bundle_verify import (
+    ENCODER_CARD,
+    ENCODER_SUFFIXES,
+    BundleRejected,
+    verify_bundle_bytes,
+)
 from shared.errors import ExportRefusedError
+from shared.model_card import render_model_card
 from shared.provenance import sha256_bytes, sha256_file, sha256_tree, tool_version
 from shared.signing import derived_secret, key_id, load_private_key, sign
+from site_agent.export.card import CardFacts, encoder_card
 from site_agent.export.gate import AuditBinding, require_passing_audit
 from site_agent.export.quality import check_quality
 from site_agent.export.redact import redact_real_ids
 from site_agent.export.settings import ExportSettings
+from site_agent.train_synthetic.report import SiteReport
 
 CORPUS_NAME = "synthetic.jsonl"
 REPORT_NAME = "site_report.json"
@@ -83,6 +93,7 @@ class BundleRequest:
     gold_annotator_sha256: str | None = None
     quality: ExportSettings = field(default_factory=ExportSettings)
     quality_report_path: Path | None = None
+    card: CardFacts = field(default_factory=CardFacts)
 
 
 def _encoder_files(encoder_dir: Path) -> list[Path]:
@@ -167,6 +178,49 @@ def _read_corpus(corpus_path: Path) -> Corpus:
     return read_corpus(corpus_path, "jsonl")
 
 
+def _site_report(path: Path | None) -> SiteReport | None:
+    """The shipped site report, when it is one train-synthetic wrote (the verifier only asks
+    for a JSON object naming the corpus)."""
+    if path is None:
+        return None
+    try:
+        return SiteReport.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError:
+        return None
+
+
+def _card(
+    request: BundleRequest,
+    report: AuditReport,
+    labels: tuple[str, ...],
+    n_documents: int,
+    shipped_audit_sha256: str,
+) -> str:
+    """The encoder's README.md, from the records this manifest binds. Its evaluation comes
+    from the site report only when the bundle ships that report (what the site chose not to
+    send stays out of the card too)."""
+    site_report = _site_report(request.site_report_path)
+    provenance = (
+        ("toolkit", tool_version()),
+        ("site config digest", request.config_digest),
+        *((f"base model ({role})", label) for role, label in sorted(request.base_models.items())),
+        ("audited synthetic corpus SHA-256", report.audited_corpus_sha256),
+        ("audit report SHA-256 (as shipped)", shipped_audit_sha256),
+        ("bundle", "the SHA-256 of the bundle's signed manifest.json, which lists this card"),
+    )
+    card = encoder_card(
+        site_id=request.site_id,
+        labels=labels,
+        n_documents=n_documents,
+        base_models=request.base_models,
+        audit=report,
+        site_report=site_report,
+        provenance=provenance,
+        facts=request.card,
+    )
+    return render_model_card(card)
+
+
 def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
     """Gate, copy, hash, sign; return the bundle folder and its manifest."""
     report = require_passing_audit(request.corpus_path, request.audit_report_path, request.binding)
@@ -197,6 +251,8 @@ def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
                 _copy(p, tmp, f"{ENCODER_DIR}/{p.relative_to(root).as_posix()}", "encoder_weights")
                 for p in _encoder_files(root)
             )
+            card = _card(request, report, labels, n_docs, entries[1].sha256)
+            entries.append(_write(card.encode("utf-8"), tmp, ENCODER_CARD, "encoder_weights"))
         manifest = ExportManifest(
             site_id=request.site_id,
             created_at=now,

@@ -24,3 +24,19 @@ def model_identity(
         installed = installed_identity(cache_root(cache) / text)
         return installed or ModelIdentity(text)
     return loadable_identity(text)
+
+
+def model_licence(
+    name_or_path: str | os.PathLike[str], cache: str | os.PathLike[str] | None = None
+) -> str:
+    """The licence the registry recorded for a model (folder or registry name); "" if none."""
+    from shared.model_record import read_record
+
+    text = os.fspath(name_or_path)
+    folder = Path(text).expanduser()
+    if not folder.exists() and text in registered_models():
+        folder = cache_root(cache) / text
+    if not folder.is_dir():
+        return registered_models()[text].licence if text in registered_models() else ""
+    record = read_record(folder)
+    return record.licence if record else ""

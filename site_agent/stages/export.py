@@ -18,7 +18,8 @@ from shared.provenance import config_digest
 from site_agent.audit.seal import seal_key
 from site_agent.config import SiteConfig
 from site_agent.export.bundle import BundleRequest, build_bundle
-from site_agent.models.identity import model_identity
+from site_agent.export.card import CardFacts
+from site_agent.models.identity import model_identity, model_licence
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.stages.knobs import pii_surfaces, tokenizer_reference
 from site_agent.stages.split import training_split
@@ -84,6 +85,11 @@ def export_request(
         binding=audit_binding(config, inputs),
         quality=config.export,
         quality_report_path=inputs.get("train-synthetic.report"),
+        card=CardFacts(
+            mode=config.generation.mode,
+            language=config.language,
+            licence=model_licence(config.annotator.base_model),
+        ),
     )
 
 

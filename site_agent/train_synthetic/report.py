@@ -57,20 +57,25 @@ def _row(name: str, scores: ModelScores) -> str:
     )
 
 
-def _diag_row(name: str, real: float | None, synthetic: float | None) -> str:
-    def show(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.3f}"
+def show_number(value: float | None) -> str:
+    """Counts as integers (``29``), rates and means with three decimals, ``n/a`` if absent."""
+    if value is None:
+        return "n/a"
+    return str(value) if isinstance(value, int) else f"{value:.3f}"
 
-    return f"| {name} | {show(real)} | {show(synthetic)} |"
+
+def _diag_row(name: str, real: float | None, synthetic: float | None) -> str:
+    return f"| {name} | {show_number(real)} | {show_number(synthetic)} |"
 
 
 def _get(diag: dict[str, Any], *path: str) -> float | None:
+    """The number at ``path`` (an int stays an int), or None."""
     value: Any = diag
     for key in path:
         if not isinstance(value, dict) or key not in value:
             return None
         value = value[key]
-    return float(value) if isinstance(value, int | float) else None
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 DIAGNOSTIC_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -124,3 +124,44 @@ def test_report_files_are_written_and_typed(
     page = (out / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 3
     assert "<script" not in page and "http" not in page.split("<body>")[1].split("Provenance")[0]
+
+
+MODEL_FOLDERS = {"pooled": "pooled", "fedavg": "fedavg"}
+
+
+def _folder(name: str) -> str:
+    """``site:site-a`` -> ``site-site-a``; ``export:site-a`` -> ``export-site-a``."""
+    return MODEL_FOLDERS.get(name) or name.replace(":", "-", 1)
+
+
+def test_every_built_model_folder_has_a_card_whose_figures_are_the_report(
+    happy: tuple[FederationReport, InProcessGrid, Path],
+) -> None:
+    from transformers import pipeline
+
+    from tests.site_agent.export.test_model_card import split_card
+
+    report, _, out = happy
+    for model in report.models:
+        folder = out / "models" / _folder(model.name)
+        meta, body = split_card((folder / "README.md").read_text())
+        assert meta["pipeline_tag"] == "token-classification" and meta["license"]
+        scored = {r["dataset"]["name"]: r["metrics"] for r in meta["model-index"][0]["results"]}
+        for site in report.sites:
+            cell = report.cell(model.name, site.site_id)
+            assert cell is not None and cell.metrics is not None
+            metrics = {m["name"]: m["value"] for m in scored[f"{site.site_id} test split"]}
+            assert metrics == {
+                "token F1": cell.metrics.token_f1.value,
+                "span overlap F1": cell.metrics.span_overlap_f1.value,
+                "document leakage": cell.metrics.document_leakage.value,
+            }
+            ci = cell.metrics.token_f1
+            assert f"| token F1 | {ci.value:.4f} | [{ci.low:.4f}, {ci.high:.4f}] |" in body
+        for site in model.trained_on:  # training data: amount and audit verdict per site
+            summary = next(s for s in report.sites if s.site_id == site)
+            assert f"| {site} | not reported | {summary.synthetic_documents} | passed |" in body
+        bundles = {b.site_id: b.manifest_sha256 for b in report.bundles}
+        assert all(bundles[site] in body for site in model.trained_on)
+    tagger = pipeline("token-classification", model=str(out / "models" / "pooled"), device="cpu")
+    assert isinstance(tagger("Paciente Ana Ruiz."), list)

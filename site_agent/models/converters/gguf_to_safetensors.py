@@ -3,13 +3,18 @@
 transformers reads GGUF with ``from_pretrained(dir, gguf_file=...)``; we load it fully
 dequantised, drop the GGUF quantizer so ``save_pretrained`` accepts the model, and save
 safetensors in ``options['dtype']`` (bf16 by default) with the tokenizer rebuilt from the file.
+transformers draws tqdm bars while it does so; they are drawn on a terminal only, so a log
+file gets no carriage-return bars.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
 import shutil
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +54,31 @@ def assemble_gguf(request: ConversionRequest) -> Path:
     return target
 
 
+@contextlib.contextmanager
+def bars_only_on_a_terminal() -> Iterator[None]:
+    """Switch transformers' progress bars off while stderr is not a terminal.
+
+    Its weight-loading bars follow ``disable_progress_bar``; the GGUF dequantisation loop
+    calls ``tqdm`` directly, so that module's ``tqdm`` is swapped for a disabled one meanwhile.
+    """
+    if sys.stderr.isatty():
+        yield
+        return
+    import transformers.modeling_gguf_pytorch_utils as gguf_loading
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    bar = gguf_loading.tqdm
+    gguf_loading.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        gguf_loading.tqdm = bar
+        if enabled:
+            hf_logging.enable_progress_bar()
+
+
 def _load_dequantised(gguf: Path, dtype_name: str) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
@@ -79,9 +109,10 @@ def gguf_to_safetensors(request: ConversionRequest) -> Mapping[str, str]:
             "fix: re-run the fetch (a chunk may be missing or corrupt)"
         )
     dtype_name = str(request.options.get("dtype", "bfloat16"))
-    model, tokenizer = _load_dequantised(gguf, dtype_name)
-    model.save_pretrained(request.out_dir)
-    tokenizer.save_pretrained(request.out_dir)
+    with bars_only_on_a_terminal():
+        model, tokenizer = _load_dequantised(gguf, dtype_name)
+        model.save_pretrained(request.out_dir)
+        tokenizer.save_pretrained(request.out_dir)
     return {"gguf_file": gguf.name, "gguf_sha256": digest, "dtype": dtype_name}
 
 

@@ -91,7 +91,7 @@ def test_delta_recall_and_audit_rows() -> None:
 
 def test_markdown_has_one_section_per_table() -> None:
     text = to_markdown(report())
-    assert text.count("\n## ") == len(tables.METRICS) + len(SECTIONS)
+    assert text.count("\n## ") == 1 + len(tables.METRICS) + len(SECTIONS)  # 1: the summary
     assert "| pooled | 0.750 [0.700, 0.800] | excluded (no_reply) |" in text
     assert markdown_table([["a|b"], ["x|y"]]) == "| a|b |\n|---|\n| x/y |"
 

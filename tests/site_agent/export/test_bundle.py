@@ -105,6 +105,7 @@ def test_bundle_is_signed_and_verifies(site: dict[str, Path]) -> None:
         "site_report.json": "site_report",
         "encoder/model.safetensors": "encoder_weights",
         "encoder/config.json": "encoder_weights",
+        "encoder/README.md": "encoder_weights",  # the model card, bound like every artifact
     }
     assert manifest.n_documents == 2 and manifest.labels == ("PER",)
     assert manifest.audit.passed and manifest.audit.corpus_sha256 == sha256_file(site["corpus"])
