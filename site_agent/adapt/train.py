@@ -28,6 +28,13 @@ from site_agent.adapt.data import (
     tokenise_documents,
 )
 from site_agent.adapt.model import attach_lora, load_base
+from site_agent.adapt.output_vocabulary import (
+    OutputVocabulary,
+    causal_lm_loss,
+    corpus_vocabulary,
+    restrict_output_layer,
+    restricted_labels,
+)
 from site_agent.adapt.quantization import (
     apply_cpu_threads,
     bitsandbytes_importable,
@@ -48,8 +55,10 @@ def run_digest(
     base_model: str,
     settings: AdaptSettings,
     added_tokens: Sequence[str] = (),
+    vocabulary_texts: Sequence[str] = (),
 ) -> str:
-    """What identifies a run: settings, base model, the exact training text, added tokens."""
+    """What identifies a run: settings, base model, the exact training text, added tokens,
+    and (restricted vocabulary) the other texts whose tokens the output layer keeps."""
     data = sha256_bytes("\0".join(train_texts).encode())
     settings_json = settings.model_dump(mode="json")
     identity: dict[str, object] = {
@@ -59,6 +68,8 @@ def run_digest(
     }
     if added_tokens:
         identity["added_tokens"] = list(added_tokens)
+    if settings.vocabulary == "corpus":
+        identity["vocabulary_texts"] = sha256_bytes("\0".join(vocabulary_texts).encode())
     return config_digest(identity)
 
 
@@ -77,6 +88,7 @@ def _train_step(
     batch_of: Callable[[list[Any], int], dict[str, Any]],
     pad_id: int,
     chunked: bool,
+    lookup: Any = None,
 ) -> float:
     from site_agent.adapt.loss import chunked_causal_lm_loss  # torch: only when training
 
@@ -86,8 +98,13 @@ def _train_step(
     for batch in batches:
         rows = [examples[i] for i in batch]
         inputs = {k: v.to(device) for k, v in batch_of(rows, pad_id).items()}
+        if lookup is not None:  # targets are rows of the restricted output layer
+            inputs["labels"] = restricted_labels(inputs["labels"], lookup.to(device))
         if chunked:
             full = chunked_causal_lm_loss(model, **inputs)
+        elif lookup is not None:
+            labels = inputs.pop("labels")
+            full = causal_lm_loss(model(**inputs, use_cache=False).logits, labels)
         else:
             full = model(**inputs, use_cache=False).loss
         loss = full * (len(batch) / total)
@@ -132,6 +149,7 @@ class _Loop:
     checkpoints: Path
     digest: str
     budget: ThreadBudget | None = None  # re-read before every step (None: threads pinned)
+    vocabulary: OutputVocabulary | None = None  # the restricted output layer's ids
 
 
 def _train_loop(
@@ -148,6 +166,7 @@ def _train_loop(
 
     trainable = [p for p in loop.model.parameters() if p.requires_grad]
     chunked = settings.loss == "chunked"
+    lookup = loop.vocabulary.lookup() if loop.vocabulary is not None else None
     loop.model.train()
     for step in range(start, total):
         if loop.budget is not None:
@@ -162,6 +181,7 @@ def _train_loop(
                 loop.batch_of,
                 loop.pad_id,
                 chunked,
+                lookup,
             )
         )
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
@@ -190,18 +210,21 @@ def adapt_generator(
     out_dir: str | os.PathLike[str],
     progress: Progress | None = None,
     added_tokens: Sequence[str] = (),
+    vocabulary_texts: Sequence[str] = (),
 ) -> AdaptResult:
     """Fine-tune LoRA adapters for ``base_model`` on ``train_texts``; save them in ``out_dir``.
 
     Writes ``out_dir/adapter`` (``PeftModel.from_pretrained``-loadable; with its tokenizer
-    when ``added_tokens`` grew the vocabulary) and ``out_dir/adapt.json``; intermediate state
-    lives in ``out_dir/checkpoints``.
+    when ``added_tokens`` grew the vocabulary; with ``vocabulary.json`` under ``[adapt]
+    vocabulary = "corpus"``, whose set is the tokens of ``train_texts`` and
+    ``vocabulary_texts``) and ``out_dir/adapt.json``; intermediate state lives in
+    ``out_dir/checkpoints``.
     """
     import torch
 
     out = Path(out_dir)
     base_ref = str(base_model)
-    digest = run_digest(train_texts, base_ref, settings, added_tokens)
+    digest = run_digest(train_texts, base_ref, settings, added_tokens, vocabulary_texts)
     done = read_result(out, digest)
     if done is not None:
         return done
@@ -219,9 +242,12 @@ def adapt_generator(
     budget = ThreadBudget() if unpinned else None
     tokenizer, model = load_base(resolve_model(base_ref), plan)
     torch.manual_seed(settings.seed)
-    rows = (
-        trainable_rows(model, add_tokens(tokenizer, model, added_tokens)) if added_tokens else None
-    )
+    new_ids = add_tokens(tokenizer, model, added_tokens) if added_tokens else []
+    vocabulary = None
+    if settings.vocabulary == "corpus":
+        vocabulary = corpus_vocabulary(tokenizer, [*train_texts, *vocabulary_texts])
+        restrict_output_layer(model, vocabulary)
+    rows = trainable_rows(model, new_ids, vocabulary) if new_ids else None
     windows = tokenise_documents(train_texts, tokenizer, settings.max_length)
     if not windows:
         raise UsageError("no training text: every document is empty; fix: check the corpus")
@@ -252,6 +278,7 @@ def adapt_generator(
             checkpoints,
             digest,
             budget,
+            vocabulary,
         ),
         settings,
         start,
@@ -276,4 +303,4 @@ def adapt_generator(
         train_seconds=train_seconds,
     )
     tokens = tokenizer if added_tokens else None
-    return finish(out, model, settings, plan, base_ref, digest, text, run, tokens)
+    return finish(out, model, settings, plan, base_ref, digest, text, run, tokens, vocabulary)

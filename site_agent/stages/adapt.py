@@ -3,15 +3,22 @@
 The generation mode renders each training note first (``[generation] mode``): as it is
 (``annotate``), with its identifiers tagged (``tagged``) or replaced by placeholders
 (``template``), so the generator learns to write what the mode reads back.
+
+With ``[adapt] vocabulary = "corpus"`` the output layer keeps the tokens of that text, of the
+generate stage's prompts (validation openings with surrogates, rendered) and of
+``SURROGATE_ROUNDS`` fresh surrogate draws over the training notes (the Faker pools are
+unbounded: a seeded sample of them in the site's shapes and locale).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.progress import Progress
 
+from protocol import Corpus
 from shared.corpus_io import read_corpus
 from shared.progress import ProgressBars
 from site_agent.adapt.data import training_texts
@@ -22,6 +29,32 @@ from site_agent.stages.knobs import generation_mode
 
 if TYPE_CHECKING:
     from site_agent.generate.modes import GenerationMode
+    from site_agent.generate.settings import GenerationSettings
+    from site_agent.pseudonymise.settings import PseudonymiseSettings
+
+SURROGATE_ROUNDS = 4
+"""Fresh surrogate draws over the training notes whose tokens a restricted vocabulary keeps."""
+
+
+def vocabulary_texts(
+    train: Corpus,
+    validation: Corpus,
+    mode: GenerationMode,
+    surrogates: PseudonymiseSettings,
+    generation: GenerationSettings,
+) -> list[str]:
+    """Besides the training text, what a restricted output vocabulary must let the generator
+    write: the prompts, and surrogates drawn afresh (seeds after the site's) in the notes'
+    places, rendered as the mode renders them."""
+    from site_agent.generate.plan import build_prompts
+    from site_agent.generate.prompts import prompt_renderer
+    from site_agent.pseudonymise.corpus import pseudonymise_corpus
+
+    texts = build_prompts(validation, generation.prompt_words, prompt_renderer(mode, surrogates))
+    for draw in range(1, SURROGATE_ROUNDS + 1):
+        fresh = surrogates.model_copy(update={"mode": "surrogate", "seed": surrogates.seed + draw})
+        texts += [mode.render(d) for d in pseudonymise_corpus(train, fresh).corpus.documents]
+    return texts
 
 
 def run(
@@ -30,8 +63,10 @@ def run(
     out_dir: Path,
     mode: GenerationMode,
     progress: Progress | None = None,
+    extra_vocabulary: Callable[[Corpus], list[str]] | None = None,
 ) -> Path:
-    """The adapter folder trained on the notes of ``train_path`` as ``mode`` renders them."""
+    """The adapter folder trained on the notes of ``train_path`` as ``mode`` renders them;
+    ``extra_vocabulary`` (restricted vocabulary): the other texts whose tokens it keeps."""
     from site_agent.adapt.train import adapt_generator
     from site_agent.models import resolve_model
 
@@ -40,17 +75,28 @@ def run(
     tokens = mode.added_tokens(train)
     model = str(resolve_model(settings.base_model, allow_fetch=True))
     bars = ProgressBars(progress, "adapt steps")
-    return Path(adapt_generator(texts, model, settings, out_dir, bars.count, tokens).adapter_dir)
+    extra = extra_vocabulary(train) if extra_vocabulary and settings.vocabulary == "corpus" else []
+    result = adapt_generator(texts, model, settings, out_dir, bars.count, tokens, extra)
+    return Path(result.adapter_dir)
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
-    return {"adapt": config.adapt, "device": config.device, "mode": config.generation.mode}
+    settings = {"adapt": config.adapt, "device": config.device, "mode": config.generation.mode}
+    if config.adapt.vocabulary == "corpus":  # what the vocabulary texts depend on
+        settings["vocabulary"] = [config.pseudonymise, config.generation.prompt_words]
+    return settings
 
 
 def _run(ctx: StageContext) -> StageOutput:
-    mode = generation_mode(ctx.config)
+    config = ctx.config
+    mode = generation_mode(config)
+
+    def extra(train: Corpus) -> list[str]:
+        validation = read_corpus(ctx.inputs["split.validation"])
+        return vocabulary_texts(train, validation, mode, config.pseudonymise, config.generation)
+
     adapter = run(
-        ctx.inputs["pseudonymise.train"], ctx.config.adapt, ctx.stage_dir, mode, ctx.progress
+        ctx.inputs["pseudonymise.train"], config.adapt, ctx.stage_dir, mode, ctx.progress, extra
     )
     return StageOutput(
         artifacts={"adapter": adapter},
@@ -62,6 +108,6 @@ STAGE = Stage(
     name="adapt",
     run=_run,
     settings=_settings,
-    inputs=("pseudonymise.train",),
+    inputs=("pseudonymise.train", "split.validation"),
     description="domain-adapt the generator (LoRA/QLoRA)",
 )
