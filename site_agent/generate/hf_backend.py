@@ -41,7 +41,7 @@ def hf_generation_kwargs(settings: GenerationSettings, max_new_tokens: int) -> d
 def _dtype(cuda: bool) -> Any:
     import torch
 
-    from site_agent.adapt.quantization import cpu_bf16_supported
+    from shared.cpu_features import cpu_bf16_supported
 
     return torch.bfloat16 if cuda or cpu_bf16_supported() else torch.float32
 
