@@ -78,12 +78,19 @@ def _vllm() -> BackendFactory:
     return VLLMBackend
 
 
+def _openvino() -> BackendFactory:
+    from site_agent.generate.openvino_backend import OpenVINOBackend
+
+    return OpenVINOBackend
+
+
 BACKENDS: Registry[Callable[[], BackendFactory]] = Registry("generation backend")
 """Backend name -> a function that imports the engine (heavy: torch, vllm) and returns its
 factory, so choosing a backend imports nothing."""
 BACKENDS.add("hf", _hf)
 BACKENDS.add("ctranslate2", _ctranslate2)
 BACKENDS.add("vllm", _vllm)
+BACKENDS.add("openvino", _openvino)
 
 
 def register_backend(name: str, factory: Callable[[], BackendFactory]) -> None:
