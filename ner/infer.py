@@ -85,9 +85,7 @@ def machine_annotate(
     )
 
 
-def _provenance(
-    model_dir: Path, record: AnnotatorRecord | None, corpus: Corpus, bf16: bool
-) -> Any:
+def _provenance(model_dir: Path, record: AnnotatorRecord | None, corpus: Corpus, bf16: bool) -> Any:
     weights = next(iter(sorted(Path(model_dir).glob("*.safetensors"))), None)
     notes = {
         "stage": "machine_annotate",

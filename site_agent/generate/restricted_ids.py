@@ -30,6 +30,8 @@ class MappedEmbedding(torch.nn.Module):
     def weight(self) -> Any:
         return self.embedding.weight
 
+    table: torch.Tensor
+
     def forward(self, rows: torch.Tensor) -> Any:
         return self.embedding(self.table[rows])
 
@@ -53,8 +55,7 @@ class RestrictedIds:
             self.rows[token] = len(self.ids)
             self.ids.append(token)
         if new:
-            table = self.embedding.table
-            self.embedding.table = torch.tensor(self.ids, device=table.device)
+            self.embedding.table = torch.tensor(self.ids, device=self.embedding.table.device)
 
     def encode(self, input_ids: torch.Tensor) -> torch.Tensor:
         """Prompt ids -> rows (ids outside the set get input-only rows)."""

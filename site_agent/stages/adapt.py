@@ -81,7 +81,11 @@ def run(
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
-    settings = {"adapt": config.adapt, "device": config.device, "mode": config.generation.mode}
+    settings: dict[str, Any] = {
+        "adapt": config.adapt,
+        "device": config.device,
+        "mode": config.generation.mode,
+    }
     if config.adapt.vocabulary == "corpus":  # what the vocabulary texts depend on
         settings["vocabulary"] = [config.pseudonymise, config.generation.prompt_words]
     return settings
