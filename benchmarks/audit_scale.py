@@ -2,6 +2,15 @@
 
     python benchmarks/audit_scale.py              # full scale (goal: <= 60 s, <= 4 GB RSS, 2 cores)
     python benchmarks/audit_scale.py --scale 0.05 # 500 real, 5,000 synthetic
+    python benchmarks/audit_scale.py --full       # 100,000 real, 1,000,000 synthetic
+    python benchmarks/audit_scale.py --project 0.05 0.2   # two reduced runs, fitted to --full
+
+``--full`` (goal: <= 10 min, <= 8 GB on 2 cores) first checks that the peak RSS it projects
+(linear in notes, from the per-note figure of a reduced run in the same cache, or of the
+scale-1 figure below when none) fits in the machine's available memory, and stops naming the
+projection when it does not. ``--project`` runs the audit at two reduced scales and fits
+time and peak RSS per stage as a + b x notes to the full scale, naming the stage that will
+dominate (the next bottleneck).
 
 The corpora are generated (seeded) once into ``--cache`` as JSONL: notes of ~420 words with a
 MEDDOCAN-like header of gold PII spans, from a Zipfian vocabulary; the synthetic corpus holds
@@ -32,6 +41,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -195,6 +205,83 @@ def naive_reference(
     return time.perf_counter() - started, n_real * n_synth
 
 
+FULL_SCALE = 10.0  # 100k real x 1M synthetic
+SCALE_ONE_GB_PER_NOTE = 2.89 / 110_000  # measured at scale 1 (docstring): 2.89 GB
+
+
+def run_scale(scale: float, cache: Path, workers: int) -> tuple[int, dict[str, Any]]:
+    """(notes, the worker's JSON) of one audit run at ``scale``."""
+    cache.mkdir(parents=True, exist_ok=True)
+    real_path, synth_path = make_corpora(scale, cache)
+    notes = sum(1 for _ in real_path.open()) + sum(1 for _ in synth_path.open())
+    command = [
+        sys.executable, __file__, "--workers", str(workers),
+        "--worker", str(real_path), str(synth_path), str(cache / "out"),
+    ]  # fmt: skip
+    run = subprocess.run(command, capture_output=True, text=True, check=True)
+    return notes, dict(json.loads(run.stdout.strip().splitlines()[-1]))
+
+
+def available_gb() -> float:
+    """MemAvailable of /proc/meminfo in GB (inf where unreadable)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 1024**2
+    except OSError:
+        pass
+    return float("inf")
+
+
+def fit(points: list[tuple[int, float]], at: float) -> float:
+    """a + b x ``at`` through two (x, y) points."""
+    (x0, y0), (x1, y1) = points
+    slope = (y1 - y0) / (x1 - x0)
+    return y0 + slope * (at - x0)
+
+
+def project(scales: list[float], cache: Path, workers: int) -> None:
+    full_notes = int(10_000 * FULL_SCALE) + int(100_000 * FULL_SCALE)
+    runs = [run_scale(s, cache, workers) for s in scales]
+    stages = sorted(set(runs[0][1]["stages"]) & set(runs[1][1]["stages"]))
+    rows = [
+        ("notes (real + synthetic)", " / ".join(f"{n:,}" for n, _ in runs) + f" -> {full_notes:,}")
+    ]
+    projected = {}
+    for key in ("read_s", "audit_s", "cpu_s", "rss_gb"):
+        points = [(n, float(r[key])) for n, r in runs]
+        projected[key] = fit(points, full_notes)
+        measured = " / ".join(f"{y:.2f}" for _, y in points)
+        rows.append((key, f"{measured} -> {projected[key]:.1f}"))
+    for stage in stages:
+        points = [(n, float(r["stages"][stage])) for n, r in runs]
+        projected[stage] = fit(points, full_notes)
+        rows.append(
+            (
+                f"  stage {stage} (s)",
+                f"{' / '.join(f'{y:.2f}' for _, y in points)} -> {projected[stage]:.0f}",
+            )
+        )
+    worst = max(stages, key=lambda k: projected[k])
+    rows.append(("next bottleneck (largest projected stage)", worst))
+    rows.append(("available memory now", f"{available_gb():.1f} GB"))
+    width = max(len(k) for k, _ in rows)
+    print("\n".join(f"{k:<{width}}  {v}" for k, v in rows))
+
+
+def full_fits(cache: Path) -> None:
+    """Stop before a --full run whose projected peak RSS exceeds the available memory."""
+    full_notes = int(10_000 * FULL_SCALE) + int(100_000 * FULL_SCALE)
+    projected = SCALE_ONE_GB_PER_NOTE * full_notes
+    if projected > available_gb():
+        sys.exit(
+            f"--full: projected peak RSS {projected:.0f} GB (linear in notes from 2.89 GB at "
+            f"110,000 notes) exceeds the {available_gb():.0f} GB available; the audit holds "
+            "both corpora and their token tables in memory. Fix: run --project 0.05 0.2 for "
+            "the projection, or a machine with that much memory."
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -207,12 +294,20 @@ def main() -> None:
         "--naive-pairs", type=int, default=20, help="synthetic docs in the naive subset"
     )
     parser.add_argument("--workers", type=int, default=1, help="threads for the audit")
+    parser.add_argument("--full", action="store_true", help="1,000,000 x 100,000 (scale 10)")
+    parser.add_argument("--project", nargs=2, type=float, help="two reduced scales to fit")
     parser.add_argument("--worker", nargs=3, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         real_path, synth_path, out = args.worker
         worker(real_path, synth_path, out, args.workers)
         return
+    if args.project:
+        project(list(args.project), args.cache, args.workers)
+        return
+    if args.full:
+        full_fits(args.cache)
+        args.scale = FULL_SCALE
     args.cache.mkdir(parents=True, exist_ok=True)
     real_path, synth_path = make_corpora(args.scale, args.cache)
     n_real = sum(1 for _ in real_path.open())

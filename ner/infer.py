@@ -81,16 +81,17 @@ def machine_annotate(
     return Corpus(
         documents=predicted_documents(corpus, wordy, predicted, id2label),
         labels=_entity_labels(id2label),
-        provenance=_provenance(model_dir, record, corpus),
+        provenance=_provenance(model_dir, record, corpus, bf16),
     )
 
 
-def _provenance(model_dir: Path, record: AnnotatorRecord | None, corpus: Corpus) -> Any:
+def _provenance(model_dir: Path, record: AnnotatorRecord | None, corpus: Corpus, bf16: bool) -> Any:
     weights = next(iter(sorted(Path(model_dir).glob("*.safetensors"))), None)
     notes = {
         "stage": "machine_annotate",
         "annotator": str(model_dir),
         "annotator_base_model": record.base_model if record else "unknown",
+        "bf16": "yes" if bf16 else "no",  # autocast: the precision the predictions came from
     }
     if weights is not None:
         notes["annotator_weights_sha256"] = sha256_file(weights)

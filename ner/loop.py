@@ -16,6 +16,7 @@ import torch
 
 from ner.decoding import DECODERS
 from ner.features import EncodedChunk, collate, length_grouped_batches
+from shared.cpu_features import cpu_bf16_supported
 from shared.ner_tokens import IGNORE
 
 Progress = Callable[[str, int, int], None]
@@ -28,8 +29,7 @@ def resolve_bf16(flag: bool | None, device: torch.device) -> bool:
         return flag
     if device.type == "cuda":
         return bool(torch.cuda.is_bf16_supported())
-    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in checks)
+    return cpu_bf16_supported()
 
 
 def autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextManager[Any]:

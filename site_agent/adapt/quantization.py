@@ -12,7 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from shared.cpu_features import cpu_bf16_supported
 from shared.errors import ConfigError
+
+__all__ = ["LoadPlan", "choose_quantization", "cpu_bf16_supported", "load_kwargs"]
 
 
 @dataclass(frozen=True)
@@ -27,15 +30,6 @@ class LoadPlan:
 
 def bitsandbytes_importable() -> bool:
     return importlib.util.find_spec("bitsandbytes") is not None
-
-
-def cpu_bf16_supported() -> bool:
-    """bf16 is worth using on CPU only where the CPU has native bf16 instructions."""
-    import torch
-
-    probe = getattr(torch.cpu, "_is_avx512_bf16_supported", None)
-    amx = getattr(torch.cpu, "_is_amx_tile_supported", None)
-    return bool((probe and probe()) or (amx and amx()))
 
 
 def choose_quantization(

@@ -6,7 +6,7 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -17,6 +17,9 @@ from shared.provenance import make_provenance
 from site_agent.adapt.quantization import LoadPlan
 from site_agent.adapt.recipe import GeneratorRecipe
 from site_agent.adapt.settings import AdaptSettings
+
+if TYPE_CHECKING:
+    from site_agent.adapt.output_vocabulary import OutputVocabulary
 
 RESULT_FILE = "adapt.json"
 ADAPTER_DIR = "adapter"
@@ -58,6 +61,10 @@ class AdaptResult(ProtocolModel):
     tokens_per_second: float | None = Field(
         None, description="training tokens (no padding) per second of the training loop"
     )
+    vocabulary_size: int | None = Field(
+        None, description="rows of the restricted output layer (None: the full vocabulary)"
+    )
+    vocabulary_sha256: str | None = Field(None, description="hash of vocabulary.json's ids")
     provenance: Provenance = Field(default_factory=Provenance)
 
     @property
@@ -126,9 +133,12 @@ class TrainingRun:
         }
 
 
-def save_adapter(out: Path, model: Any, tokenizer: Any = None) -> Path:
+def save_adapter(
+    out: Path, model: Any, tokenizer: Any = None, vocabulary: OutputVocabulary | None = None
+) -> Path:
     """The adapter folder, written atomically; a tokenizer only when the adapter added tokens
-    (else it is the base model's, and vLLM warns on per-LoRA tokenizers)."""
+    (else it is the base model's, and vLLM warns on per-LoRA tokenizers); ``vocabulary.json``
+    when the output layer is restricted."""
     adapter_dir = out / ADAPTER_DIR
     with atomic_directory(adapter_dir) as tmp:
         # Added tokens travel as their trained rows (PEFT trainable tokens), not as whole
@@ -136,6 +146,10 @@ def save_adapter(out: Path, model: Any, tokenizer: Any = None) -> Path:
         model.save_pretrained(tmp, save_embedding_layers=False)
         if tokenizer is not None:
             tokenizer.save_pretrained(tmp)
+        if vocabulary is not None:
+            from site_agent.adapt.output_vocabulary import write_vocabulary
+
+            write_vocabulary(tmp, vocabulary)
     return adapter_dir
 
 
@@ -150,9 +164,10 @@ def finish(
     run: TrainingRun,
     tokenizer: Any = None,
     recipe: GeneratorRecipe | None = None,
+    vocabulary: OutputVocabulary | None = None,
 ) -> AdaptResult:
     """Save the adapter atomically, write ``adapt.json``, drop the checkpoints."""
-    adapter_dir = save_adapter(out, model, tokenizer)
+    adapter_dir = save_adapter(out, model, tokenizer, vocabulary)
     result = AdaptResult(
         adapter_dir=adapter_dir.resolve(),
         base_model=base_ref,
@@ -171,6 +186,8 @@ def finish(
         recipe=recipe,
         trainable_parameters=sum(p.numel() for p in model.parameters() if p.requires_grad),
         **run.figures(text.tokens),
+        vocabulary_size=len(vocabulary) if vocabulary is not None else None,
+        vocabulary_sha256=vocabulary.sha256 if vocabulary is not None else None,
         provenance=make_provenance(
             source=base_ref, config_digest=digest, notes={"stage": "adapt_generator"}
         ),

@@ -90,6 +90,16 @@ class AdaptSettings(ProtocolModel):
             "SmolLM2 and 16% slower for Gemma 3, so not the default)"
         ),
     )
+    vocabulary: Literal["full", "corpus"] = Field(
+        "full",
+        description=(
+            "corpus: the output layer keeps only the tokens of the rendered training text, "
+            "the prompts, a seeded sample of the surrogate providers and the special tokens "
+            "(saved with the adapter as vocabulary.json; the generator can write no other "
+            "token); full: the whole vocabulary. The hf backend samples either; ctranslate2 "
+            "and vllm refuse a restricted adapter"
+        ),
+    )
     checkpoint_every: int = Field(50, ge=1, description="optimiser steps between checkpoints")
     keep_checkpoints: int = Field(2, ge=1, description="checkpoints kept for resuming")
     cpu_threads: int | None = Field(

@@ -30,6 +30,13 @@ from site_agent.adapt.data import (
     repeat_phi_windows,
 )
 from site_agent.adapt.model import attach_lora, load_base
+from site_agent.adapt.output_vocabulary import (
+    OutputVocabulary,
+    causal_lm_loss,
+    corpus_vocabulary,
+    restrict_output_layer,
+    restricted_labels,
+)
 from site_agent.adapt.quantization import (
     apply_cpu_threads,
     bitsandbytes_importable,
@@ -51,8 +58,10 @@ def run_digest(
     base_model: str,
     settings: AdaptSettings,
     added_tokens: Sequence[str] = (),
+    vocabulary_texts: Sequence[str] = (),
 ) -> str:
-    """What identifies a run: settings, base model, the exact training text, added tokens."""
+    """What identifies a run: settings, base model, the exact training text, added tokens,
+    and (restricted vocabulary) the other texts whose tokens the output layer keeps."""
     data = sha256_bytes("\0".join(train_texts).encode())
     settings_json = settings.model_dump(mode="json")
     identity: dict[str, object] = {
@@ -62,6 +71,8 @@ def run_digest(
     }
     if added_tokens:
         identity["added_tokens"] = list(added_tokens)
+    if settings.vocabulary == "corpus":
+        identity["vocabulary_texts"] = sha256_bytes("\0".join(vocabulary_texts).encode())
     return config_digest(identity)
 
 
@@ -80,6 +91,7 @@ def _train_step(
     batch_of: Callable[[list[Any], int], dict[str, Any]],
     pad_id: int,
     chunked: bool,
+    lookup: Any = None,
 ) -> float:
     from site_agent.adapt.loss import chunked_causal_lm_loss  # torch: only when training
 
@@ -89,8 +101,13 @@ def _train_step(
     for batch in batches:
         rows = [examples[i] for i in batch]
         inputs = {k: v.to(device) for k, v in batch_of(rows, pad_id).items()}
+        if lookup is not None:  # targets are rows of the restricted output layer
+            inputs["labels"] = restricted_labels(inputs["labels"], lookup.to(device))
         if chunked:
             full = chunked_causal_lm_loss(model, **inputs)
+        elif lookup is not None:
+            labels = inputs.pop("labels")
+            full = causal_lm_loss(model(**inputs, use_cache=False).logits, labels)
         else:
             full = model(**inputs, use_cache=False).loss
         loss = full * (len(batch) / total)
@@ -135,6 +152,7 @@ class _Loop:
     checkpoints: Path
     digest: str
     budget: ThreadBudget | None = None  # re-read before every step (None: threads pinned)
+    vocabulary: OutputVocabulary | None = None  # the restricted output layer's ids
 
 
 def _train_loop(
@@ -151,6 +169,7 @@ def _train_loop(
 
     trainable = [p for p in loop.model.parameters() if p.requires_grad]
     chunked = settings.loss == "chunked"
+    lookup = loop.vocabulary.lookup() if loop.vocabulary is not None else None
     loop.model.train()
     for step in range(start, total):
         if loop.budget is not None:
@@ -165,6 +184,7 @@ def _train_loop(
                 loop.batch_of,
                 loop.pad_id,
                 chunked,
+                lookup,
             )
         )
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
@@ -193,22 +213,24 @@ def adapt_generator(
     out_dir: str | os.PathLike[str],
     progress: Progress | None = None,
     added_tokens: Sequence[str] = (),
+    vocabulary_texts: Sequence[str] = (),
     phi_documents: Sequence[bool] = (),
     recipe: GeneratorRecipe | None = None,
 ) -> AdaptResult:
     """Fine-tune LoRA adapters for ``base_model`` on ``train_texts``; save them in ``out_dir``.
 
     Writes ``out_dir/adapter`` (``PeftModel.from_pretrained``-loadable; with its tokenizer
-    when ``added_tokens`` grew the vocabulary) and ``out_dir/adapt.json`` (with ``recipe``, the
-    reasons for the settings); intermediate state lives in ``out_dir/checkpoints``.
-    ``phi_documents`` flags the texts with PHI, for ``phi_window_repeat`` when the mode adds no
-    marker tokens.
+    when ``added_tokens`` grew the vocabulary; with ``vocabulary.json`` under ``[adapt]
+    vocabulary = "corpus"``, whose set is the tokens of ``train_texts`` and
+    ``vocabulary_texts``) and ``out_dir/adapt.json`` (with ``recipe``, the reasons for the
+    settings); intermediate state lives in ``out_dir/checkpoints``. ``phi_documents`` flags
+    the texts with PHI, for ``phi_window_repeat`` when the mode adds no marker tokens.
     """
     import torch
 
     out = Path(out_dir)
     base_ref = str(base_model)
-    digest = run_digest(train_texts, base_ref, settings, added_tokens)
+    digest = run_digest(train_texts, base_ref, settings, added_tokens, vocabulary_texts)
     done = read_result(out, digest)
     if done is not None:
         return done
@@ -227,7 +249,11 @@ def adapt_generator(
     tokenizer, model = load_base(resolve_model(base_ref), plan)
     torch.manual_seed(settings.seed)
     marker_ids = add_tokens(tokenizer, model, added_tokens) if added_tokens else []
-    rows = trainable_rows(model, marker_ids) if added_tokens else None
+    vocabulary = None
+    if settings.vocabulary == "corpus":
+        vocabulary = corpus_vocabulary(tokenizer, [*train_texts, *vocabulary_texts])
+        restrict_output_layer(model, vocabulary)
+    rows = trainable_rows(model, marker_ids, vocabulary) if marker_ids else None
     windows, sources = document_windows(train_texts, tokenizer, settings.max_length)
     if not windows:
         raise UsageError("no training text: every document is empty; fix: check the corpus")
@@ -261,6 +287,7 @@ def adapt_generator(
             checkpoints,
             digest,
             budget,
+            vocabulary,
         ),
         settings,
         start,
@@ -287,4 +314,6 @@ def adapt_generator(
         train_seconds=train_seconds,
     )
     tokens = tokenizer if added_tokens else None
-    return finish(out, model, settings, plan, base_ref, digest, text, run, tokens, recipe)
+    return finish(
+        out, model, settings, plan, base_ref, digest, text, run, tokens, recipe, vocabulary
+    )

@@ -78,12 +78,19 @@ def _vllm() -> BackendFactory:
     return VLLMBackend
 
 
+def _openvino() -> BackendFactory:
+    from site_agent.generate.openvino_backend import OpenVINOBackend
+
+    return OpenVINOBackend
+
+
 BACKENDS: Registry[Callable[[], BackendFactory]] = Registry("generation backend")
 """Backend name -> a function that imports the engine (heavy: torch, vllm) and returns its
 factory, so choosing a backend imports nothing."""
 BACKENDS.add("hf", _hf)
 BACKENDS.add("ctranslate2", _ctranslate2)
 BACKENDS.add("vllm", _vllm)
+BACKENDS.add("openvino", _openvino)
 
 
 def register_backend(name: str, factory: Callable[[], BackendFactory]) -> None:
@@ -95,10 +102,15 @@ def vllm_importable() -> bool:
     return importlib.util.find_spec("vllm") is not None
 
 
-def choose_backend(cuda_available: bool, vllm_available: bool, requested: str = "auto") -> str:
-    """``auto``: vLLM where it can run (CUDA and vllm installed), else transformers."""
+def choose_backend(
+    cuda_available: bool, vllm_available: bool, requested: str = "auto", cpu_choice: str = "hf"
+) -> str:
+    """``auto``: vLLM where it can run (CUDA and vllm installed), else ``cpu_choice`` (the
+    CPU rule of ``engine_rule.cpu_engine``) on a CPU, transformers on a GPU."""
     if requested == "auto":
-        return "vllm" if cuda_available and vllm_available else "hf"
+        if cuda_available:
+            return "vllm" if vllm_available else "hf"
+        return cpu_choice
     if requested not in BACKENDS:
         raise ConfigError(
             f"unknown generation backend {requested!r}; allowed: 'auto', {BACKENDS.names()}"
@@ -122,6 +134,12 @@ def check_backend_name(requested: str) -> None:
             f"site config [generation] backend = {requested!r}: {exc.message}"
             + ("" if "fix:" in exc.message else "; fix: use one of them")
         ) from None
+
+
+def installed_engines() -> frozenset[str]:
+    """The optional engines importable here."""
+    names = ("ctranslate2", "vllm", "openvino_genai")
+    return frozenset(n for n in names if importlib.util.find_spec(n) is not None)
 
 
 def backend_factory(name: str) -> BackendFactory:

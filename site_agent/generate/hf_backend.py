@@ -41,9 +41,21 @@ def hf_generation_kwargs(settings: GenerationSettings, max_new_tokens: int) -> d
 def _dtype(cuda: bool) -> Any:
     import torch
 
-    from site_agent.adapt.quantization import cpu_bf16_supported
+    from shared.cpu_features import cpu_bf16_supported
 
     return torch.bfloat16 if cuda or cpu_bf16_supported() else torch.float32
+
+
+def _restricted_ids(model: Any, adapter: Path | None) -> Any:
+    """The row space of a restricted output layer (``vocabulary.json``), or None."""
+    from site_agent.adapt.output_vocabulary import read_vocabulary
+
+    vocabulary = read_vocabulary(adapter)
+    if vocabulary is None:
+        return None
+    from site_agent.generate.restricted_ids import RestrictedIds
+
+    return RestrictedIds(model, vocabulary)
 
 
 class HFBackend:
@@ -70,6 +82,11 @@ class HFBackend:
         self.model = loaded.to("cuda" if cuda else "cpu").eval()
         self.kwargs = hf_generation_kwargs(settings, max_new_tokens)
         self.kwargs["pad_token_id"] = self.tokenizer.pad_token_id
+        self.restricted = _restricted_ids(self.model, adapter)
+        if self.restricted is not None:  # generate works in rows of the restricted layer
+            eos = self.restricted.kept_rows(self.model.generation_config.eos_token_id)
+            self.kwargs["eos_token_id"] = eos or None
+            self.kwargs["pad_token_id"] = self.restricted.kept_rows(self.tokenizer.pad_token_id)[0]
         self.tokens_generated = 0
         self.budget = ThreadBudget() if not cuda and settings.cpu_threads is None else None
         self.threads_used: list[int] = []
@@ -83,9 +100,13 @@ class HFBackend:
             torch.set_num_threads(self.threads_used[-1])
         torch.manual_seed(jobs[0].seed)
         encoded = self.tokenizer(rows, return_tensors="pt", padding=True).to(self.model.device)
+        if self.restricted is not None:
+            encoded["input_ids"] = self.restricted.encode(encoded["input_ids"])
         with torch.inference_mode():
             output = self.model.generate(**encoded, **self.kwargs)
         new_tokens = output[:, encoded["input_ids"].shape[1] :]
+        if self.restricted is not None:
+            new_tokens = self.restricted.decode(new_tokens)
         self.tokens_generated += int((new_tokens != self.tokenizer.pad_token_id).sum())
         return per_job(jobs, self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True))
 

@@ -24,10 +24,20 @@ def tokenizer_source(model: str | Path, adapter: Path | None) -> str | Path:
     return adapter if adapter is not None and adds_tokens(adapter) else model
 
 
-def load_adapted(model: str | Path, adapter: Path | None, **load_kwargs: Any) -> tuple[Any, Any]:
+def load_adapted(
+    model: str | Path, adapter: Path | None, full_width: bool = False, **load_kwargs: Any
+) -> tuple[Any, Any]:
     """(tokenizer, base model with ``adapter`` merged in); the base is resized to the
-    adapter's vocabulary first when the adapter adds tokens."""
+    adapter's vocabulary first when the adapter adds tokens, and its output layer restricted
+    to the adapter's ``vocabulary.json`` when it has one (``full_width``: widened back after
+    the merge, for engines that mask to the set themselves)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from site_agent.adapt.output_vocabulary import (
+        expand_output_layer,
+        read_vocabulary,
+        restrict_output_layer,
+    )
 
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_source(model, adapter))
     loaded: Any = AutoModelForCausalLM.from_pretrained(model, **load_kwargs)
@@ -37,12 +47,20 @@ def load_adapted(model: str | Path, adapter: Path | None, **load_kwargs: Any) ->
 
     if adds_tokens(adapter):
         loaded.resize_token_embeddings(len(tokenizer), mean_resizing=False)
-    return tokenizer, PeftModel.from_pretrained(loaded, adapter).merge_and_unload()
+    vocabulary = read_vocabulary(adapter)
+    full_head = loaded.get_output_embeddings()
+    if vocabulary is not None:
+        restrict_output_layer(loaded, vocabulary)
+    merged = PeftModel.from_pretrained(loaded, adapter).merge_and_unload()
+    if vocabulary is not None and full_width:  # a tied head is the (merged) embedding
+        expand_output_layer(merged, vocabulary, full_head.weight)
+    return tokenizer, merged
 
 
 def merge_adapter(model: str | Path, adapter: Path, out_dir: Path) -> Path:
-    """Fold ``adapter`` into ``model``'s weights; save weights and tokenizer in ``out_dir``."""
-    tokenizer, merged = load_adapted(model, adapter, dtype="auto")
+    """Fold ``adapter`` into ``model``'s weights; save weights and tokenizer in ``out_dir``
+    (a restricted output layer widened back to the full vocabulary)."""
+    tokenizer, merged = load_adapted(model, adapter, full_width=True, dtype="auto")
     merged.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
     return out_dir

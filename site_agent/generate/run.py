@@ -25,6 +25,7 @@ from site_agent.generate.backend import (
     PromptJob,
     backend_factory,
     choose_backend,
+    installed_engines,
     vllm_importable,
 )
 from site_agent.generate.plan import GenerationPlan, Slot, allocate, batches, slots
@@ -172,7 +173,13 @@ def _open_backend(
         import torch
 
         cuda_available = torch.cuda.is_available()
-    name = choose_backend(cuda_available, vllm_importable(), settings.backend)
+    from shared.cpu_features import cpu_features
+    from site_agent.adapt.output_vocabulary import VOCABULARY_FILE
+    from site_agent.generate.engine_rule import cpu_engine
+
+    restricted = adapter is not None and (Path(adapter) / VOCABULARY_FILE).is_file()
+    cpu_choice, _why = cpu_engine(cpu_features(), installed_engines(), restricted)
+    name = choose_backend(cuda_available, vllm_importable(), settings.backend, cpu_choice)
     return backend_factory(name)(model, adapter, settings, plan.max_new_tokens)
 
 

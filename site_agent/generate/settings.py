@@ -85,7 +85,10 @@ class GenerationSettings(ProtocolModel):
         50, ge=1, description="floor of max_new_tokens when it is derived from the validation notes"
     )
     backend: str = Field(
-        "auto", description="auto, or a registered backend: hf | ctranslate2 | vllm"
+        "auto",
+        description="auto (vLLM on CUDA; on a CPU transformers where bf16 is native, "
+        "CTranslate2 where it is not and is installed), or a registered backend: hf | "
+        "ctranslate2 | vllm",
     )
     nucleus: Literal["partial", "sort"] = Field(
         "partial",

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from site_agent.adapt.output_vocabulary import read_vocabulary
 from site_agent.generate.backend import PromptJob
 from site_agent.generate.merge import adds_tokens, merge_adapter
 from site_agent.generate.settings import GenerationSettings
@@ -20,10 +21,21 @@ LORA_NAME = "site-adapter"
 
 
 def sampling_kwargs(
-    settings: GenerationSettings, n: int, max_tokens: int, seed: int, top_k_disabled: int = -1
+    settings: GenerationSettings,
+    n: int,
+    max_tokens: int,
+    seed: int,
+    top_k_disabled: int = -1,
+    allowed: Sequence[int] | None = None,
 ) -> dict[str, Any]:
-    """``SamplingParams`` arguments; ``top_k_disabled`` is the installed vLLM's "off" value."""
+    """``SamplingParams`` arguments; ``top_k_disabled`` is the installed vLLM's "off" value;
+    ``allowed``: the adapter's restricted output vocabulary (``vocabulary.json``). vLLM keeps
+    the full output layer and masks every other token before its softmax, which is the
+    restricted model's distribution (the kept rows are the adapter's; merged when it adds
+    tokens)."""
+    restricted = {"allowed_token_ids": list(allowed)} if allowed is not None else {}
     return {
+        **restricted,
         "n": n,
         "temperature": settings.temperature,
         "top_p": settings.top_p,
@@ -93,6 +105,8 @@ class VLLMBackend:
         self.settings = settings
         self.max_new_tokens = max_new_tokens
         self.top_k_disabled = vllm.SamplingParams().top_k
+        vocabulary = read_vocabulary(adapter)
+        self.allowed = vocabulary.ids if vocabulary is not None else None
         self.tokens_generated = 0
 
     def generate(self, jobs: Sequence[PromptJob]) -> list[list[str]]:
@@ -101,7 +115,12 @@ class VLLMBackend:
         params = [
             vllm.SamplingParams(
                 **sampling_kwargs(
-                    self.settings, job.n, self.max_new_tokens, job.seed, self.top_k_disabled
+                    self.settings,
+                    job.n,
+                    self.max_new_tokens,
+                    job.seed,
+                    self.top_k_disabled,
+                    self.allowed,
                 )
             )
             for job in jobs

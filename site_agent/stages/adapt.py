@@ -5,15 +5,22 @@ The generation mode renders each training note first (``[generation] mode``): as
 (``template``), so the generator learns to write what the mode reads back. Rows and tokens
 per pass, accumulation, steps and PHI-window repeats follow the generator recipe
 (``site_agent/adapt/recipe.py``) wherever ``[adapt]`` does not set them.
+
+With ``[adapt] vocabulary = "corpus"`` the output layer keeps the tokens of that text, of the
+generate stage's prompts (validation openings with surrogates, rendered) and of
+``SURROGATE_ROUNDS`` fresh surrogate draws over the training notes (the Faker pools are
+unbounded: a seeded sample of them in the site's shapes and locale).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.progress import Progress
 
+from protocol import Corpus
 from shared.corpus_io import read_corpus
 from shared.progress import ProgressBars
 from site_agent.adapt.data import training_texts
@@ -26,6 +33,32 @@ from site_agent.stages.run_plan import MEMORY_FIXES, plan_run
 
 if TYPE_CHECKING:
     from site_agent.generate.modes import GenerationMode
+    from site_agent.generate.settings import GenerationSettings
+    from site_agent.pseudonymise.settings import PseudonymiseSettings
+
+SURROGATE_ROUNDS = 4
+"""Fresh surrogate draws over the training notes whose tokens a restricted vocabulary keeps."""
+
+
+def vocabulary_texts(
+    train: Corpus,
+    validation: Corpus,
+    mode: GenerationMode,
+    surrogates: PseudonymiseSettings,
+    generation: GenerationSettings,
+) -> list[str]:
+    """Besides the training text, what a restricted output vocabulary must let the generator
+    write: the prompts, and surrogates drawn afresh (seeds after the site's) in the notes'
+    places, rendered as the mode renders them."""
+    from site_agent.generate.plan import build_prompts
+    from site_agent.generate.prompts import prompt_renderer
+    from site_agent.pseudonymise.corpus import pseudonymise_corpus
+
+    texts = build_prompts(validation, generation.prompt_words, prompt_renderer(mode, surrogates))
+    for draw in range(1, SURROGATE_ROUNDS + 1):
+        fresh = surrogates.model_copy(update={"mode": "surrogate", "seed": surrogates.seed + draw})
+        texts += [mode.render(d) for d in pseudonymise_corpus(train, fresh).corpus.documents]
+    return texts
 
 
 def run(
@@ -35,9 +68,11 @@ def run(
     mode: GenerationMode,
     progress: Progress | None = None,
     recipe: GeneratorRecipe | None = None,
+    extra_vocabulary: Callable[[Corpus], list[str]] | None = None,
 ) -> Path:
     """The adapter folder trained on the notes of ``train_path`` as ``mode`` renders them,
-    with ``recipe``'s choices where ``settings`` (site.toml) left them open."""
+    with ``recipe``'s choices where ``settings`` (site.toml) left them open;
+    ``extra_vocabulary`` (restricted vocabulary): the other texts whose tokens it keeps."""
     from site_agent.adapt.train import adapt_generator
     from site_agent.models import resolve_model
 
@@ -48,29 +83,42 @@ def run(
     model = str(resolve_model(settings.base_model, allow_fetch=True))
     bars = ProgressBars(progress, "adapt steps")
     phi = [bool(d.spans) for d in train.documents]
+    extra = extra_vocabulary(train) if extra_vocabulary and settings.vocabulary == "corpus" else []
     result = adapt_generator(
-        texts, model, applied, out_dir, bars.count, tokens, phi_documents=phi, recipe=recipe
-    )
+        texts, model, applied, out_dir, bars.count, tokens, extra, phi_documents=phi,
+        recipe=recipe,
+    )  # fmt: skip
     return Path(result.adapter_dir)
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
     memory = (config.run.memory_limit_gb, config.run.memory_share)  # the recipe's shape
-    return {
-        "adapt": config.adapt, "device": config.device, "mode": config.generation.mode,
+    settings: dict[str, Any] = {
+        "adapt": config.adapt,
+        "device": config.device,
+        "mode": config.generation.mode,
         "memory": memory,
-    }  # fmt: skip
+    }
+    if config.adapt.vocabulary == "corpus":  # what the vocabulary texts depend on
+        settings["vocabulary"] = [config.pseudonymise, config.generation.prompt_words]
+    return settings
 
 
 def _run(ctx: StageContext) -> StageOutput:
-    mode = generation_mode(ctx.config)
+    config = ctx.config
+    mode = generation_mode(config)
     train = read_corpus(ctx.inputs["pseudonymise.train"])
-    recipe = plan_run(ctx.config, train, this_machine()).generator
+    recipe = plan_run(config, train, this_machine()).generator
+
+    def extra(train: Corpus) -> list[str]:
+        validation = read_corpus(ctx.inputs["split.validation"])
+        return vocabulary_texts(train, validation, mode, config.pseudonymise, config.generation)
+
     adapter = run(
-        ctx.inputs["pseudonymise.train"], ctx.config.adapt, ctx.stage_dir, mode, ctx.progress,
-        recipe,
+        ctx.inputs["pseudonymise.train"], config.adapt, ctx.stage_dir, mode, ctx.progress,
+        recipe, extra,
     )  # fmt: skip
-    summary = {"base_model": ctx.config.adapt.base_model, "mode": mode.name}
+    summary = {"base_model": config.adapt.base_model, "mode": mode.name}
     summary["recipe"] = recipe.model_dump(mode="json", include={"batch_size", "max_length",
         "gradient_accumulation", "steps", "phi_window_repeat", "peak_memory_gb"})  # fmt: skip
     return StageOutput(artifacts={"adapter": adapter}, summary=summary)
@@ -80,7 +128,7 @@ STAGE = Stage(
     name="adapt",
     run=_run,
     settings=_settings,
-    inputs=("pseudonymise.train",),
+    inputs=("pseudonymise.train", "split.validation"),
     description="domain-adapt the generator (LoRA/QLoRA)",
     memory_fix=MEMORY_FIXES["adapt"],
 )

@@ -1,0 +1,29 @@
+"""Which engine ``[generation] backend = "auto"`` picks on a CPU, from the CPU's features.
+
+Measured (``benchmarks/generator.py``, batch 16, 64-128 new tokens, top-p 0.95, idle):
+
+- CPUs with native bf16 (AMX or AVX-512 BF16): transformers in bf16 beat CTranslate2 int8
+  (README benchmark: Gemma 3 270M top-p 165 tok/s with transformers; CTranslate2 slower).
+- An AVX-512 CPU without BF16, VNNI or AMX (issue 31's table): CTranslate2 int8 top-p 128.9
+  tok/s against transformers' 52.0 for SmolLM2-135M, 39.7 against 33.8 for Gemma 3 270M.
+
+So: transformers where bf16 is native, CTranslate2 where it is not and is installed. An adapter
+with a restricted output vocabulary is sampled by transformers (CTranslate2 refuses it).
+"""
+
+from __future__ import annotations
+
+from shared.cpu_features import CpuFeatures
+
+
+def cpu_engine(
+    features: CpuFeatures, installed: frozenset[str], restricted: bool
+) -> tuple[str, str]:
+    """(engine, why) for this CPU; ``installed``: importable optional engines."""
+    if restricted:
+        return "hf", "the adapter restricts the output vocabulary: transformers samples within it"
+    if features.bf16_native:
+        return "hf", "native bf16 (AMX or AVX-512 BF16): transformers in bf16 measured fastest"
+    if "ctranslate2" in installed:
+        return "ctranslate2", "no native bf16: CTranslate2 int8 measured 1.2-2.5x transformers"
+    return "hf", "no native bf16 and CTranslate2 not installed: transformers in float32"
