@@ -93,7 +93,7 @@ def test_markdown_has_one_section_per_table() -> None:
     text = to_markdown(report())
     assert text.count("\n## ") == len(tables.METRICS) + len(SECTIONS)
     assert "| pooled | 0.750 [0.700, 0.800] | excluded (no_reply) |" in text
-    assert markdown_table([["a|b"], ["x|y"]]) == "| a|b |\n|---|\n| x/y |"
+    assert markdown_table([["a|b"], ["x|y"]]) == "| a\\|b |\n|---|\n| x\\|y |"
 
 
 def test_generalisation_gap_is_in_site_minus_mean_out_of_site() -> None:
