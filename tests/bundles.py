@@ -173,7 +173,7 @@ def collect_reply(
     for name, (record, header) in received.weights.items():
         content[wire.WEIGHTS_PREFIX + name] = record
         files[wire.HEADER_PREFIX + name] = header
-    if instruction is not None and key is not None:
+    if instruction is not None and key is not None and wire.PAYLOAD in instruction.content:
         nonce = wire.unpack(instruction.content, CollectInstruction).nonce
         files[REPLY_SIGNATURE] = sign_collect_reply(
             nonce, received.manifest_bytes, load_private_key(key)
