@@ -162,7 +162,6 @@ def collect_reply(
     from flwr.app import ConfigRecord, RecordDict
 
     from protocol.export import MANIFEST, SIGNATURE
-    from protocol.rounds import CollectInstruction
     from shared import wire
     from shared.freshness import REPLY_SIGNATURE, sign_collect_reply
 
@@ -174,6 +173,8 @@ def collect_reply(
         content[wire.WEIGHTS_PREFIX + name] = record
         files[wire.HEADER_PREFIX + name] = header
     if instruction is not None and key is not None and wire.PAYLOAD in instruction.content:
+        from protocol.rounds import CollectInstruction
+
         nonce = wire.unpack(instruction.content, CollectInstruction).nonce
         files[REPLY_SIGNATURE] = sign_collect_reply(
             nonce, received.manifest_bytes, load_private_key(key)
