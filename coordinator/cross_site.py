@@ -7,8 +7,8 @@ held-out test split; the first message also asks for its own gold-trained annota
 (the baseline, which never leaves the site).
 
 Replies are untrusted: the payload is capped before it is parsed, anything reading it raises
-excludes the site, and figures out of range (NaN, infinite, outside [0, 1], an interval that
-does not hold its point, more documents than the site's test split) are refused per model
+excludes the site, and figures out of range (NaN, infinite, outside [0, 1], an inverted interval,
+more documents than the site's test split) are refused per model
 (``invalid_metrics``) instead of entering the report.
 """
 
@@ -87,8 +87,8 @@ def _estimate_problem(name: str, estimate: Estimate) -> str | None:
     values = (estimate.value, estimate.low, estimate.high)
     if not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in values):
         return f"{name} {values} is not within [0, 1]"
-    if not estimate.low <= estimate.value <= estimate.high:
-        return f"{name}: the interval [{estimate.low}, {estimate.high}] misses {estimate.value}"
+    if estimate.low > estimate.high:  # a percentile interval may miss its point, never invert
+        return f"{name}: the interval [{estimate.low}, {estimate.high}] is inverted"
     return None
 
 

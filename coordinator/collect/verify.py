@@ -26,6 +26,7 @@ from shared.bundle_verify import (
     BundleRejected,
     check_signature,
     parse_corpus_bytes,
+    parse_manifest,
     verify_bundle_bytes,
 )
 from shared.limits import LimitExceeded, check_json_text
@@ -66,9 +67,10 @@ def _signer_key(
 ) -> Ed25519PublicKey:
     """The sender's registered key, once the manifest signature verifies with it.
 
-    Nothing is parsed before: a bundle signed with another registered site's key is named
-    ``site_mismatch``; else an unregistered sender is ``unknown_site_key`` and a signature
-    that verifies with no key ``bad_signature``.
+    Nothing unauthenticated is parsed: a bundle signed with another registered site's key is
+    named ``site_mismatch`` (or ``unknown_site_key`` when it names the unregistered sender
+    itself); else an unregistered sender is ``unknown_site_key`` and a signature that
+    verifies with no key ``bad_signature``.
     """
     if len(bundle.manifest_bytes) > limits.max_manifest_bytes:
         raise BundleRejected("over_limit", f"manifest of {len(bundle.manifest_bytes)} bytes")
@@ -87,6 +89,13 @@ def _signer_key(
             )
         except BundleRejected:
             continue
+        # authenticated by ``other``'s key, so now safe to read (within the caps)
+        if not registered and parse_manifest(bundle.manifest_bytes, limits).site_id == sender:
+            raise BundleRejected(
+                "unknown_site_key",
+                f"site {sender!r} is not registered (its bundle is signed with the key "
+                f"registered for {other!r})",
+            )
         raise BundleRejected("site_mismatch", f"site {sender!r} sent a bundle of {other!r}")
     if not registered:
         raise BundleRejected("unknown_site_key", f"site {sender!r} is not registered")

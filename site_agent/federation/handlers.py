@@ -84,8 +84,8 @@ def roll_call(layout: SiteLayout) -> RecordDict:
 
 def collect(layout: SiteLayout, content: RecordDict) -> RecordDict:
     """The verified bundle, with the coordinator's nonce signed into the reply."""
-    nonce = read_instruction(content, CollectInstruction).nonce
     bundle = latest_bundle(layout.export_dir)
+    nonce = read_instruction(content, CollectInstruction).nonce
     return pack_bundle(bundle, layout.signing_public_key, nonce, layout.signing_key)
 
 

@@ -642,12 +642,22 @@ def test_the_site_verifies_with_its_configured_key_before_sending(world: World) 
 
     def layout(key: Path) -> SiteLayout:
         join = JoinConfig.model_validate(
-            {"site-id": SITE, "work-dir": world.bundle.parent, "signing-public-key": key}
+            {
+                "site-id": SITE,
+                "work-dir": world.bundle.parent,
+                "signing-public-key": key,
+                "signing-key": world.keys.private,
+            }
         )
         pairs = dict(item.split("=", 1) for item in join.node_config().split(" "))
         config = {k: v.strip('"') for k, v in pairs.items()}
         return SiteLayout.from_node_config({**config, "export-dir": str(world.bundle.parent)})
 
-    assert wire.BUNDLE in site_collect(layout(world.keys.public)).config_records
+    from protocol.rounds import CollectInstruction
+    from shared.freshness import REPLY_SIGNATURE
+
+    ask = wire.pack(CollectInstruction(nonce="ab" * 16))
+    sent = site_collect(layout(world.keys.public), ask).config_records
+    assert REPLY_SIGNATURE in sent[wire.BUNDLE]  # the nonce signed with site.toml's key
     with pytest.raises(SiteFailure, match="bundle_unverified"):
-        site_collect(layout(world.other.public))
+        site_collect(layout(world.other.public), ask)
