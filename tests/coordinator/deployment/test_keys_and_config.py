@@ -93,6 +93,20 @@ def test_join_builds_the_supernode_command_with_tls_and_auth(tmp_path: Path) -> 
         join_argv(config_without_keys, "10.0.0.1:9093", insecure=False)
 
 
+def test_join_signs_the_collect_nonce_with_the_sites_signing_key(tmp_path: Path) -> None:
+    """site.toml's top-level ``signing_key`` reaches the ClientApp as ``signing-key`` (the
+    collect nonce is signed with it); ``[federation] signing-key`` overrides it."""
+    base = '[federation]\nsite-id = "site-a"\nwork-dir = "w"\n'
+    (tmp_path / "site.toml").write_text('signing_key = "keys/site.key"\n' + base)
+    config = load_join_config(tmp_path / "site.toml")
+    assert f'signing-key="{tmp_path / "keys/site.key"}"' in config.node_config()
+    (tmp_path / "site.toml").write_text(
+        'signing_key = "keys/site.key"\n' + base + 'signing-key = "other.key"\n'
+    )
+    config = load_join_config(tmp_path / "site.toml")
+    assert f'signing-key="{tmp_path / "other.key"}"' in config.node_config()
+
+
 def test_runtime_port_zero_joins_on_a_free_local_port(tmp_path: Path) -> None:
     import socket
 
