@@ -32,6 +32,7 @@ SiteErrorCode = Literal[
     "bad_request",
     "no_export_bundle",
     "bundle_unverified",
+    "signing_key_missing",  # no signing-key to sign the collect nonce with
     "test_split_missing",
     "test_split_invalid",
     "annotator_missing",

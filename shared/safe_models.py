@@ -40,8 +40,9 @@ def config_problem(name: str, config: object) -> str | None:
         return f"{name} is not a JSON object"
     if "auto_map" in config:
         return f"{name} names code to run (auto_map)"
-    if name == "config.json" and config.get("model_type") not in known_model_types():
-        return f"{name}: model_type {str(config.get('model_type'))[:40]!r} is unknown"
+    model_type = config.get("model_type")  # absent: transformers has nothing to run either
+    if name == "config.json" and model_type is not None and model_type not in known_model_types():
+        return f"{name}: model_type {str(model_type)[:40]!r} is unknown"
     return None
 
 

@@ -98,7 +98,7 @@ def pack_bundle(
     if nonce is not None:
         if signing_key is None or not signing_key.is_file():
             log.error("no signing key to sign the collect nonce with; set signing-key")
-            raise SiteFailure("bundle_unverified")
+            raise SiteFailure("signing_key_missing")
         key = load_private_key(signing_key)
         files[REPLY_SIGNATURE] = sign_collect_reply(nonce, bundle.manifest, key)
     content = RecordDict()

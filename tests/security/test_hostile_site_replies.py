@@ -33,7 +33,7 @@ from shared import wire
 from shared.freshness import REPLY_SIGNATURE, sign_collect_reply
 from shared.signing import load_private_key
 from site_agent.client_app import app as client_app
-from tests.bundles import SiteKeys, collect_reply, good_bundle, raw_received, site_keys
+from tests.bundles import SiteKeys, collect_reply, forge, good_bundle, raw_received, site_keys
 from tests.coordinator.state import run_state
 from tests.security.hostile import (
     HostileGrid,
@@ -128,6 +128,17 @@ def oversized_document(bundle: Path, s: Sites) -> Responder:
     return signed(bundle, s)
 
 
+def too_many_documents(bundle: Path, s: Sites) -> Responder:
+    lines = b"".join(b'{"id": "d%d", "text": "a"}\n' % i for i in range(100_001))
+    replace_corpus(bundle, lines, s.hostile_keys.private)  # one over the default cap
+    return signed(bundle, s)
+
+
+def two_megabyte_manifest(bundle: Path, s: Sites) -> Responder:
+    forge(bundle, lambda m: m.update(config_digest="x" * 2_000_000), s.hostile_keys.private)
+    return signed(bundle, s)
+
+
 def _encoder(bundle: Path, s: Sites, weights: bytes, config: dict[str, Any]) -> Responder:
     files = {"model.safetensors": weights, "config.json": json.dumps(config).encode()}
     add_encoder(bundle, files, s.hostile_keys.private)
@@ -189,6 +200,8 @@ COLLECT: list[tuple[str, str, Craft, str, bool]] = [
     ("nested safetensors header", "crash", nested_safetensors_header, "over_limit", True),
     ("signed nested site_report.json", "crash", nested_site_report, "over_limit", True),
     ("signed 320k-character document", "accepted", oversized_document, "over_limit", True),
+    ("signed 100,001 documents", "accepted", too_many_documents, "over_limit", True),
+    ("signed 2 MB manifest", "accepted", two_megabyte_manifest, "over_limit", True),
     ("signed header declaring 40 TB", "accepted", forty_terabyte_tensor, "unsafe_model", True),
     ("pickle named .safetensors", "accepted", pickle_named_safetensors, "unsafe_model", True),
     ("NaN encoder weights", "accepted", nan_weights, "unsafe_model", True),
@@ -503,3 +516,6 @@ def test_the_federation_completes_for_the_honest_sites(federation: Any) -> None:
             assert cell is not None and cell.metrics is not None, (model.name, site)
     (played,) = report.fedavg_rounds
     assert played.n_examples <= sum(b.n_documents for b in report.bundles)
+    from coordinator.report.write import to_markdown
+
+    assert "greedy: examples_capped" in to_markdown(report)  # each refusal in the report
