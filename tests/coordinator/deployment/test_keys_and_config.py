@@ -142,3 +142,19 @@ def test_coordinator_toml_refuses_insecure_in_the_file(tmp_path: Path) -> None:
     (tmp_path / "coordinator.toml").write_text('[superlink]\naddress = "a:1"\ninsecure = true\n')
     with pytest.raises(ConfigError, match="--insecure"):
         load_coordinator_config(tmp_path / "coordinator.toml")
+
+
+def test_every_run_config_key_is_declared_for_flower() -> None:
+    """``flwr run`` refuses a run-config key its app does not declare in pyproject.toml, so
+    every FederationSettings field (the reply caps included) has its key there."""
+    import tomllib
+
+    from coordinator.settings import FederationSettings
+
+    root = Path(__file__).resolve().parents[3]
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
+    fields = {name.replace("_", "-") for name in FederationSettings.model_fields}
+    assert set(declared) == fields
+    defaults = FederationSettings.model_fields
+    for name in ("max-documents", "max-update-norm-ratio", "max-reply-bytes"):
+        assert declared[name] == defaults[name.replace("-", "_")].default
