@@ -5,10 +5,16 @@ hundreds of megabytes; one message holding them all would have to fit in every p
 memory at once, while each message starts a ClientApp process) and scores them on its
 held-out test split; the first message also asks for its own gold-trained annotator's scores
 (the baseline, which never leaves the site).
+
+Replies are untrusted: the payload is capped before it is parsed, anything reading it raises
+excludes the site, and figures out of range (NaN, infinite, outside [0, 1], an inverted interval,
+more documents than the site's test split) are refused per model
+(``invalid_metrics``) instead of entering the report.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from flwr.app import RecordDict
@@ -17,8 +23,16 @@ from flwr.serverapp import Grid
 from coordinator.aggregate.built_model import BuiltModel
 from coordinator.given_models import tags_in
 from coordinator.messaging import Reply, exchange
+from coordinator.replies import refusal, unpack_reply
 from coordinator.run_state import RunState
-from protocol.rounds import BASELINE, CrossSiteCell, CrossSiteInstruction, CrossSiteReply
+from protocol.rounds import (
+    BASELINE,
+    CrossSiteCell,
+    CrossSiteInstruction,
+    CrossSiteReply,
+    Estimate,
+    ModelMetrics,
+)
 from shared import wire
 
 
@@ -69,15 +83,59 @@ def site_cells(answer: CrossSiteReply | str, names: list[str], site: str) -> lis
     ]
 
 
-def read_reply(reply: Reply, state: RunState, site: str) -> CrossSiteReply | str:
+def _estimate_problem(name: str, estimate: Estimate) -> str | None:
+    values = (estimate.value, estimate.low, estimate.high)
+    if not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in values):
+        return f"{name} {values} is not within [0, 1]"
+    if estimate.low > estimate.high:  # a percentile interval may miss its point, never invert
+        return f"{name}: the interval [{estimate.low}, {estimate.high}] is inverted"
+    return None
+
+
+def metrics_problem(metrics: ModelMetrics, n_test: int) -> str | None:
+    """Why ``metrics`` cannot be what a site computed on its test split, or None."""
+    for name in ("token_f1", "span_overlap_f1", "document_leakage"):
+        problem = _estimate_problem(name, getattr(metrics, name))
+        if problem:
+            return problem
+    if not 0 <= metrics.n_documents <= n_test:
+        return f"{metrics.n_documents} documents scored, the test split holds {n_test}"
+    if not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in metrics.label_recall.values()):
+        return "a per-label recall is not within [0, 1]"
+    return None
+
+
+def checked_reply(
+    answer: CrossSiteReply, state: RunState, site: str, labels: tuple[str, ...]
+) -> CrossSiteReply:
+    """``answer`` without the figures that are out of range (each becomes
+    ``invalid_metrics`` in its cell and an exclusion naming the model)."""
+    n_test = state.roll[site].test_split.n_documents if site in state.roll else 0
+    metrics, errors = dict(answer.metrics), dict(answer.errors)
+    for name, figures in answer.metrics.items():
+        problem = metrics_problem(figures, n_test)
+        if problem is not None:
+            del metrics[name]
+            errors[name] = "evaluation_failed"
+            state.exclude(site, "cross_site", "invalid_metrics", f"{name[:80]}: {problem}")
+        elif labels:  # recall of labels nobody asked for is not reported
+            recall = {k: v for k, v in figures.label_recall.items() if k in labels}
+            metrics[name] = figures.model_copy(update={"label_recall": recall})
+    return CrossSiteReply(metrics=metrics, errors=errors)
+
+
+def read_reply(
+    reply: Reply, state: RunState, site: str, labels: tuple[str, ...] = ()
+) -> CrossSiteReply | str:
     """The site's validated answer, or the reason every one of its cells is empty."""
     if reply.content is None:
         state.note_failure(reply, "cross_site", site)
         return reply.error or "no_reply"
     try:
-        return wire.unpack(reply.content, CrossSiteReply)
-    except wire.WireError as exc:
-        state.exclude(site, "cross_site", "site_error", str(exc))
+        answer = unpack_reply(reply.content, CrossSiteReply, state.settings.limits)
+        return checked_reply(answer, state, site, labels)
+    except Exception as exc:  # one site's reply never ends the phase
+        state.exclude(site, "cross_site", *refusal(exc))
         return "malformed_reply"
 
 
@@ -96,7 +154,7 @@ def cross_site(
             grid, dict.fromkeys(state.sites, content), wire.CROSS_SITE, f"cross_site-{i}", timeout
         )
         names = [m.info.name for m in batch]
-        cells, base = matrix_from_replies(replies, state, names, baseline=i == 0)
+        cells, base = matrix_from_replies(replies, state, names, baseline=i == 0, labels=labels)
         matrix += cells
         baselines += base
     return matrix, baselines
@@ -122,14 +180,18 @@ def batches(models: list[BuiltModel], limit_bytes: int) -> list[list[BuiltModel]
 
 
 def matrix_from_replies(
-    replies: dict[int, Reply], state: RunState, names: list[str], baseline: bool = True
+    replies: dict[int, Reply],
+    state: RunState,
+    names: list[str],
+    baseline: bool = True,
+    labels: tuple[str, ...] = (),
 ) -> tuple[list[CrossSiteCell], list[CrossSiteCell]]:
     """Every site's cells, in site order: its metrics per model, the codes it sent, or the
     reason its reply is missing (the site is then excluded with that reason)."""
     matrix, baselines = [], []
     for node, reply in sorted(replies.items()):
         site = state.site_of(node)
-        answer = read_reply(reply, state, site)
+        answer = read_reply(reply, state, site, labels)
         matrix += site_cells(answer, names, site)
         if baseline:
             baselines += site_cells(answer, [BASELINE], site)

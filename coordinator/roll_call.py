@@ -1,4 +1,8 @@
-"""Phase 1, roll call: who is here, what labels they use, what they exported, test sizes."""
+"""Phase 1, roll call: who is here, what labels they use, what they exported, test sizes.
+
+A reply is untrusted: its payload is capped before it is parsed, its site id must match
+``SITE_ID_PATTERN`` (the type says so), and whatever reading it raises excludes that node.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from flwr.serverapp import Grid
 
 from coordinator.identity import identity_problem, load_bindings
 from coordinator.messaging import exchange
+from coordinator.replies import refusal, unpack_reply
 from coordinator.run_state import RunState
 from protocol.rounds import RollCallReply
 from shared import wire
@@ -44,9 +49,9 @@ def roll_call(grid: Grid, state: RunState) -> None:
             state.note_failure(reply, "roll_call", f"node-{node}")
             continue
         try:
-            answer = wire.unpack(reply.content, RollCallReply)
-        except wire.WireError as exc:
-            state.exclude(f"node-{node}", "roll_call", "site_error", str(exc))
+            answer = unpack_reply(reply.content, RollCallReply, settings.limits)
+        except Exception as exc:  # one node's reply never ends the phase
+            state.exclude(f"node-{node}", "roll_call", *refusal(exc))
             continue
         problem = identity_problem(node, answer.site_id, bindings)
         if problem is not None:

@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from coordinator import log_safety
 from coordinator.messaging import Reply
 from coordinator.settings import FederationSettings
 from coordinator.verified_bundle import VerifiedBundle
@@ -27,6 +28,9 @@ class RunState:
     exclusions: list[Exclusion] = field(default_factory=list)
     roll: dict[str, RollCallReply] = field(default_factory=dict)
     fedavg_rounds: list[FedAvgRound] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        log_safety.install(log)  # site ids, labels and reasons in log lines stay one line
 
     def site_of(self, node: int) -> str:
         return self.sites[node].site_id

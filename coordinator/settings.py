@@ -8,12 +8,25 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from shared.bundle_limits import BundleLimits
 from shared.errors import ConfigError
 from shared.validation_messages import validation_lines
 
+_LIMITS = BundleLimits()
+
+
+def _cap(name: str) -> int:
+    """A cap of :class:`BundleLimits` as a run-config key, with its safe default."""
+    field = BundleLimits.model_fields[name]
+    return Field(default=getattr(_LIMITS, name), ge=1, description=field.description)
+
 
 class FederationSettings(BaseModel):
-    """Everything a run needs; keys are the run-config keys with ``-`` for ``_``."""
+    """Everything a run needs; keys are the run-config keys with ``-`` for ``_``.
+
+    The ``max-*`` keys cap what one site's reply may hold (``shared.bundle_limits``); a reply
+    over a cap is excluded before it is parsed.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -43,6 +56,26 @@ class FederationSettings(BaseModel):
     node_bindings: Path | None = None
     # evaluation only: {model name: model folder} to score at every site (no training)
     evaluate_models: Path | None = None
+    # FedAvg: an update whose L2 distance from the global model exceeds this fraction of the
+    # global model's own L2 norm is refused (an honest round moves a model far less)
+    max_update_norm_ratio: float = Field(default=0.5, gt=0)
+    max_manifest_bytes: int = _cap("max_manifest_bytes")
+    max_json_bytes: int = _cap("max_json_bytes")
+    max_json_depth: int = _cap("max_json_depth")
+    max_json_members: int = _cap("max_json_members")
+    max_documents: int = _cap("max_documents")
+    max_document_chars: int = _cap("max_document_chars")
+    max_corpus_bytes: int = _cap("max_corpus_bytes")
+    max_files: int = _cap("max_files")
+    max_file_bytes: int = _cap("max_file_bytes")
+    max_bundle_bytes: int = _cap("max_bundle_bytes")
+    max_tensors: int = _cap("max_tensors")
+    max_reply_bytes: int = _cap("max_reply_bytes")
+
+    @property
+    def limits(self) -> BundleLimits:
+        """The caps on one site's reply, as the verifier takes them."""
+        return BundleLimits.model_validate(self.model_dump(include=set(BundleLimits.model_fields)))
 
     @model_validator(mode="after")
     def _paths_exist(self) -> FederationSettings:

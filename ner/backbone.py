@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.errors import ConfigError, ModelUnavailableError
+from shared.safe_models import from_pretrained
 
 
 def check_backbone(folder_or_id: str | Path) -> Path | str:
@@ -40,7 +41,7 @@ def load_fast_tokenizer(backbone: Path | str, align: bool = True) -> Any:
     from transformers import AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(backbone)
+        tokenizer = from_pretrained(AutoTokenizer, backbone)
     except (OSError, ValueError) as exc:
         raise ModelUnavailableError(
             f"cannot load a tokenizer from {backbone!s}: {exc}; fix: pass a local model folder "

@@ -40,7 +40,9 @@ def load_record(model_dir: Path) -> AnnotatorRecord | None:
 def _load_model(model_dir: Path) -> Any:
     from transformers import AutoModelForTokenClassification
 
-    return AutoModelForTokenClassification.from_pretrained(model_dir)
+    from shared.safe_models import from_pretrained
+
+    return from_pretrained(AutoModelForTokenClassification, model_dir)
 
 
 def _entity_labels(id2label: dict[int, str]) -> tuple[str, ...]:

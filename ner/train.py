@@ -69,7 +69,10 @@ def _load_model(backbone: Path | str, tags: list[str]) -> tuple[Any, bool]:
     """The token classifier and whether its head is new (not in the checkpoint, or resized)."""
     from transformers import AutoModelForTokenClassification
 
-    model, info = AutoModelForTokenClassification.from_pretrained(
+    from shared.safe_models import from_pretrained
+
+    model, info = from_pretrained(
+        AutoModelForTokenClassification,
         backbone,
         num_labels=len(tags),
         id2label=dict(enumerate(tags)),

@@ -5,7 +5,8 @@ JSON into a ``ConfigRecord`` by ``shared.wire`` (text-free by construction: size
 hashes, metrics, sanitised error codes). Model weights travel beside it as ``ArrayRecord``.
 
     roll call    coordinator: (nothing)            site: RollCallReply
-    collect      coordinator: (nothing)            site: the signed bundle (shared.wire keys)
+    collect      coordinator: CollectInstruction   site: the signed bundle (shared.wire keys)
+                                                         + its signature over the nonce
     fedavg       coordinator: FedAvgInstruction    site: FedAvgUpdate + trained weights
                               + the global model
     cross-site   coordinator: CrossSiteInstruction site: CrossSiteReply
@@ -21,7 +22,7 @@ from pydantic import Field
 
 from protocol.base import SCHEMA_VERSION, ProtocolModel
 from protocol.corpus import LabelMapping
-from protocol.export import ExportManifest, QualityOverride
+from protocol.export import SITE_ID_PATTERN, ExportManifest, QualityOverride
 
 PHASES = ("roll_call", "collect", "aggregate", "cross_site", "report")
 Phase = Literal["roll_call", "collect", "aggregate", "cross_site", "report"]
@@ -31,6 +32,7 @@ SiteErrorCode = Literal[
     "bad_request",
     "no_export_bundle",
     "bundle_unverified",
+    "signing_key_missing",  # no signing-key to sign the collect nonce with
     "test_split_missing",
     "test_split_invalid",
     "annotator_missing",
@@ -58,6 +60,14 @@ ExclusionReason = Literal[
     "duplicate_site",
     "identity_mismatch",
     "unbound_node",
+    "over_limit",  # a reply larger, deeper or longer than the coordinator's caps
+    "invalid_reply",  # a reply that does not validate, or raised while it was read
+    "stale_reply",  # not signed over this run's collect nonce (replayed, or no key)
+    "unsafe_model",  # weights that are not safetensors or not finite; code in a model folder
+    "duplicate_corpus",  # the same synthetic corpus sent by two sites
+    "non_finite_update",  # a FedAvg update with NaN or infinite weights
+    "update_norm_exceeded",  # a FedAvg update that moves the model further than allowed
+    "invalid_metrics",  # cross-site figures out of range (NaN, inf, outside [0, 1])
 ]
 
 
@@ -70,9 +80,9 @@ class TestSplitSize(ProtocolModel):
 
 
 class RollCallReply(ProtocolModel):
-    """A site's answer to the roll call."""
+    """A site's answer to the roll call (its id as everywhere: ``SITE_ID_PATTERN``)."""
 
-    site_id: str
+    site_id: str = Field(pattern=SITE_ID_PATTERN)
     labels: tuple[str, ...]
     manifest: ExportManifest | None
     test_split: TestSplitSize
@@ -98,6 +108,12 @@ class ModelMetrics(ProtocolModel):
 
 
 BASELINE = "__baseline__"  # the name a site's own gold-trained annotator is scored under
+
+
+class CollectInstruction(ProtocolModel):
+    """Send the latest verified bundle, and sign ``nonce`` with it (``shared.freshness``)."""
+
+    nonce: str = Field(pattern=r"^[0-9a-f]{32,128}$")
 
 
 class FedAvgInstruction(ProtocolModel):
@@ -178,6 +194,14 @@ class TrainedModel(ProtocolModel):
     rounds: int = 0
 
 
+class RefusedUpdate(ProtocolModel):
+    """A FedAvg update the coordinator left out of a round, or took with a lower weight."""
+
+    site_id: str
+    reason: Literal["examples_capped", "non_finite_update", "update_norm_exceeded", "invalid_reply"]
+    detail: str = ""
+
+
 class FedAvgRound(ProtocolModel):
     """One FedAvg round: who contributed, who dropped out, and how far the model moved."""
 
@@ -186,6 +210,7 @@ class FedAvgRound(ProtocolModel):
     dropped: tuple[str, ...] = ()
     n_examples: int
     update_norm: float  # L2 norm of (new global weights - previous global weights)
+    refused: tuple[RefusedUpdate, ...] = ()  # updates left out or capped, and why
 
 
 class CrossSiteCell(ProtocolModel):

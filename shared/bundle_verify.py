@@ -6,25 +6,29 @@ bytes were obtained (a bundle folder, Flower records) is the caller's business; 
 satisfy is decided here only. Checks, in order, the first failure rejecting the bundle with a
 named reason (``protocol.rounds.ExclusionReason``):
 
+0. sizes and counts within the caps (``shared.bundle_limits``), before anything is parsed;
 1. the Ed25519 signature over the exact manifest bytes holds with the site's key (nothing
-   unauthenticated is parsed further);
-2. the manifest is JSON of a schema version this toolkit reads, and a valid
+   unauthenticated is parsed further); at the coordinator also the site's signature over this
+   run's nonce (``shared.freshness``), so that an earlier reply cannot be sent again;
+2. the manifest is JSON within the caps, of a schema version this toolkit reads, and a valid
    :class:`~protocol.export.ExportManifest` (whose type refuses unsafe artifact names);
 3. it names the expected site, and its signer key id is the key it was verified with;
 4. every listed artifact is present with its size and SHA-256, and nothing else is present;
 5. the artifacts are what a bundle may hold: one synthetic corpus, one audit report, at most
    one site report, encoder files only under ``encoder/`` and only in safe formats (and its
-   model card ``encoder/README.md``);
+   model card ``encoder/README.md``); the weights are safetensors by the format
+   (``shared.safetensors_check``: consistent offsets, finite values) and the configs name no
+   code and a known model type (``shared.safe_models``);
 6. the audit record and the audit report agree, passed, and cover exactly this corpus, and the
    report's verdict follows from its own rules;
-7. the corpus parses, is not empty and has as many documents as the manifest says;
+7. the corpus parses line by line within the caps, is not empty and has as many documents
+   as the manifest says;
 8. provenance agrees: the encoder and site report name the audited corpus, audit record and
    report name the same real text, and the audit's kept/dropped counts add up to the corpus.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -35,9 +39,14 @@ from protocol import SCHEMA_VERSION, Corpus, Document
 from protocol.audit import AuditReport
 from protocol.export import MANIFEST, ArtifactEntry, ArtifactKind, ExportManifest
 from protocol.rounds import ExclusionReason
+from shared.bundle_limits import DEFAULT_LIMITS, BundleLimits
 from shared.comparisons import rule_holds
 from shared.errors import VerificationError
+from shared.freshness import reply_is_fresh
+from shared.limits import LimitExceeded, check_json_text, parse_json
 from shared.provenance import sha256_bytes
+from shared.safe_models import config_problem
+from shared.safetensors_check import UnsafeWeights, check_safetensors
 from shared.signing import key_id, verify
 
 SUPPORTED_SCHEMA_VERSIONS = frozenset({SCHEMA_VERSION})
@@ -69,6 +78,7 @@ class BundleBytes:
     manifest: bytes
     signature: str
     artifacts: Mapping[str, bytes]
+    reply_signature: str | None = None  # the site's signature over the run's nonce (collect)
 
 
 @dataclass(frozen=True)
@@ -82,17 +92,37 @@ class VerifiedContents:
     manifest_sha256: str
 
 
-def parse_corpus_bytes(data: bytes) -> Corpus:
-    """A JSONL corpus from bytes, each line validated as a Document."""
-    lines = [line for line in data.decode("utf-8").splitlines() if line.strip()]
-    return Corpus(documents=tuple(Document.model_validate_json(line) for line in lines))
+def parse_corpus_bytes(data: bytes, limits: BundleLimits = DEFAULT_LIMITS) -> Corpus:
+    """A JSONL corpus from bytes, each line checked against the caps and validated as a
+    Document; raises :class:`LimitExceeded` or ``ValueError``."""
+    if len(data) > limits.max_corpus_bytes:
+        raise LimitExceeded("the synthetic corpus", f"{limits.max_corpus_bytes} bytes",
+                            f"{len(data)} bytes")  # fmt: skip
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if len(lines) > limits.max_documents:
+        raise LimitExceeded("the synthetic corpus", f"{limits.max_documents} documents",
+                            f"{len(lines)} lines")  # fmt: skip
+    line_limits = limits.corpus_line()
+    documents = []
+    for number, line in enumerate(lines, 1):
+        document = Document.model_validate_json(
+            check_json_text(line, line_limits, f"corpus line {number}")
+        )
+        if len(document.text) > limits.max_document_chars:
+            raise LimitExceeded(f"corpus line {number}", f"{limits.max_document_chars} characters",
+                                f"{len(document.text)} characters")  # fmt: skip
+        documents.append(document)
+    return Corpus(documents=tuple(documents))
 
 
-def parse_manifest(data: bytes) -> ExportManifest:
-    """The manifest, once it is JSON of a known schema and a valid ExportManifest."""
+def parse_manifest(data: bytes, limits: BundleLimits = DEFAULT_LIMITS) -> ExportManifest:
+    """The manifest, once it is JSON within the caps, of a known schema and a valid
+    ExportManifest."""
     try:
-        raw = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raw = parse_json(data, limits.json_limits(limits.max_manifest_bytes), MANIFEST)
+    except LimitExceeded as exc:
+        raise BundleRejected("over_limit", str(exc)) from exc
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise BundleRejected("malformed_bundle", f"{MANIFEST} is not JSON") from exc
     if not isinstance(raw, dict):
         raise BundleRejected("malformed_bundle", f"{MANIFEST} is not a JSON object")
@@ -113,8 +143,28 @@ def parse_manifest(data: bytes) -> ExportManifest:
         ) from exc
 
 
-def _check_signature(data: bytes, signature: str, public: Ed25519PublicKey) -> None:
-    if len(signature) > MAX_SIGNATURE_CHARS:
+def _check_sizes(bundle: BundleBytes, limits: BundleLimits) -> None:
+    """Step 0: nothing is parsed, hashed or verified before the sizes are known to fit."""
+    if len(bundle.manifest) > limits.max_manifest_bytes:
+        raise BundleRejected(
+            "over_limit",
+            f"{MANIFEST}: {len(bundle.manifest)} bytes, cap {limits.max_manifest_bytes}",
+        )
+    if len(bundle.artifacts) > limits.max_files:
+        raise BundleRejected("over_limit", f"{len(bundle.artifacts)} files, cap {limits.max_files}")
+    for name, data in bundle.artifacts.items():
+        if len(data) > limits.max_file_bytes:
+            raise BundleRejected(
+                "over_limit", f"{name[:80]!r}: {len(data)} bytes, cap {limits.max_file_bytes}"
+            )
+    total = sum(len(data) for data in bundle.artifacts.values())
+    if total > limits.max_bundle_bytes:
+        raise BundleRejected("over_limit", f"{total} bytes in all, cap {limits.max_bundle_bytes}")
+
+
+def check_signature(data: bytes, signature: str, public: Ed25519PublicKey) -> None:
+    """Step 1: the manifest bytes are signed by ``public``; raises :class:`BundleRejected`."""
+    if not isinstance(signature, str) or len(signature) > MAX_SIGNATURE_CHARS:
         raise BundleRejected("bad_signature", "signature is too long to be an Ed25519 one")
     try:
         verify(data, signature.strip(), public)
@@ -124,6 +174,15 @@ def _check_signature(data: bytes, signature: str, public: Ed25519PublicKey) -> N
             "manifest signature does not verify with the site's key (changed after signing, "
             "or signed with another key)",
         ) from exc
+
+
+def _check_fresh(bundle: BundleBytes, nonce: str, public: Ed25519PublicKey) -> None:
+    if not reply_is_fresh(nonce, bundle.manifest, bundle.reply_signature, public):
+        raise BundleRejected(
+            "stale_reply",
+            "the reply is not signed over this run's collect nonce (an earlier reply sent "
+            "again, or a site without its signing key configured)",
+        )
 
 
 def _check_signer(manifest: ExportManifest, public: Ed25519PublicKey) -> str:
@@ -180,11 +239,40 @@ def _check_kinds(manifest: ExportManifest) -> None:
         raise BundleRejected("malformed_bundle", "encoder files without .safetensors weights")
 
 
+def _check_encoder(
+    manifest: ExportManifest, artifacts: Mapping[str, bytes], limits: BundleLimits
+) -> None:
+    """Weights are safetensors by their bytes, with finite values (they may be averaged into
+    every site's model); JSON files parse within the caps and name no code to run."""
+    for entry in manifest.artifacts:
+        if entry.kind != "encoder_weights":
+            continue
+        data, file_name = artifacts[entry.name], entry.name.rsplit("/", 1)[-1]
+        try:
+            if entry.name.endswith(".safetensors"):
+                header = limits.json_limits(min(limits.max_json_bytes, 100 * 1024 * 1024))
+                check_safetensors(data, header, limits.max_tensors)
+            elif entry.name.endswith(".json"):
+                parsed = parse_json(data, limits.json_limits(), entry.name)
+                problem = config_problem(file_name, parsed) if file_name in (
+                    "config.json", "tokenizer_config.json") else None  # fmt: skip
+                if problem:
+                    raise BundleRejected("unsafe_model", f"{entry.name}: {problem}")
+        except UnsafeWeights as exc:
+            raise BundleRejected("unsafe_model", f"{entry.name}: {exc}") from exc
+        except LimitExceeded as exc:
+            raise BundleRejected("over_limit", str(exc)) from exc
+        except ValueError as exc:
+            raise BundleRejected("malformed_bundle", f"{entry.name} is not JSON") from exc
+
+
 def _one(manifest: ExportManifest, kind: ArtifactKind) -> ArtifactEntry:
     return next(e for e in manifest.artifacts if e.kind == kind)
 
 
-def _check_audit(manifest: ExportManifest, artifacts: Mapping[str, bytes]) -> AuditReport:
+def _check_audit(
+    manifest: ExportManifest, artifacts: Mapping[str, bytes], limits: BundleLimits
+) -> AuditReport:
     record = manifest.audit
     if not record.passed or record.rules_failed:
         failed = ", ".join(record.rules_failed) or "unspecified rule"
@@ -195,7 +283,11 @@ def _check_audit(manifest: ExportManifest, artifacts: Mapping[str, bytes]) -> Au
     if report_entry.sha256 != record.report_sha256:
         raise BundleRejected("audit_failed", "the audit report is not the one the record cites")
     try:
-        report = AuditReport.model_validate_json(artifacts[report_entry.name])
+        report = AuditReport.model_validate_json(
+            check_json_text(artifacts[report_entry.name], limits.json_limits(), "the audit report")
+        )
+    except LimitExceeded as exc:
+        raise BundleRejected("over_limit", str(exc)) from exc
     except ValidationError as exc:
         raise BundleRejected("audit_failed", "the audit report is not a valid report") from exc
     if report.schema_version not in SUPPORTED_SCHEMA_VERSIONS:
@@ -216,10 +308,14 @@ def _check_audit(manifest: ExportManifest, artifacts: Mapping[str, bytes]) -> Au
     return report
 
 
-def _check_corpus(manifest: ExportManifest, artifacts: Mapping[str, bytes]) -> Corpus:
+def _check_corpus(
+    manifest: ExportManifest, artifacts: Mapping[str, bytes], limits: BundleLimits
+) -> Corpus:
     data = artifacts[_one(manifest, "synthetic_corpus").name]
     try:
-        corpus = parse_corpus_bytes(data)
+        corpus = parse_corpus_bytes(data, limits)
+    except LimitExceeded as exc:
+        raise BundleRejected("over_limit", str(exc)) from exc
     except (ValueError, UnicodeDecodeError) as exc:
         raise BundleRejected("malformed_bundle", "the synthetic corpus does not validate") from exc
     if len(corpus) == 0:
@@ -233,7 +329,11 @@ def _check_corpus(manifest: ExportManifest, artifacts: Mapping[str, bytes]) -> C
 
 
 def _check_provenance(
-    manifest: ExportManifest, artifacts: Mapping[str, bytes], report: AuditReport, corpus: Corpus
+    manifest: ExportManifest,
+    artifacts: Mapping[str, bytes],
+    report: AuditReport,
+    corpus: Corpus,
+    limits: BundleLimits,
 ) -> None:
     """What was trained or computed on the corpus, and what the audit compared, all agree."""
     audited = manifest.audit.corpus_sha256
@@ -245,7 +345,11 @@ def _check_provenance(
     site_reports = [e for e in manifest.artifacts if e.kind == "site_report"]
     for entry in site_reports:
         try:
-            named = json.loads(artifacts[entry.name]).get("trained_on_corpus_sha256")
+            named = parse_json(artifacts[entry.name], limits.json_limits(), entry.name).get(
+                "trained_on_corpus_sha256"
+            )
+        except LimitExceeded as exc:
+            raise BundleRejected("over_limit", str(exc)) from exc
         except (ValueError, AttributeError) as exc:
             raise BundleRejected(
                 "malformed_bundle", "the site report is not a JSON object"
@@ -273,15 +377,24 @@ def _check_provenance(
 
 
 def verify_bundle_bytes(
-    bundle: BundleBytes, public: Ed25519PublicKey, site_id: str | None = None
+    bundle: BundleBytes,
+    public: Ed25519PublicKey,
+    site_id: str | None = None,
+    *,
+    limits: BundleLimits = DEFAULT_LIMITS,
+    nonce: str | None = None,
 ) -> VerifiedContents:
     """Every check, in order; raises :class:`BundleRejected` naming the first that fails.
 
     ``public`` is the key the site registered (the coordinator) or its own (the site);
-    ``site_id``, when given, is the site the bundle must belong to.
+    ``site_id``, when given, is the site the bundle must belong to; ``nonce``, when given, is
+    the collect phase's nonce the reply must be signed over.
     """
-    _check_signature(bundle.manifest, bundle.signature, public)
-    manifest = parse_manifest(bundle.manifest)
+    _check_sizes(bundle, limits)
+    check_signature(bundle.manifest, bundle.signature, public)
+    if nonce is not None:
+        _check_fresh(bundle, nonce, public)
+    manifest = parse_manifest(bundle.manifest, limits)
     if site_id is not None and manifest.site_id != site_id:
         raise BundleRejected(
             "site_mismatch", f"site {site_id!r} sent a bundle of {manifest.site_id!r}"
@@ -289,7 +402,8 @@ def verify_bundle_bytes(
     signer = _check_signer(manifest, public)
     _check_listed(manifest, bundle.artifacts)
     _check_kinds(manifest)
-    report = _check_audit(manifest, bundle.artifacts)
-    corpus = _check_corpus(manifest, bundle.artifacts)
-    _check_provenance(manifest, bundle.artifacts, report, corpus)
+    _check_encoder(manifest, bundle.artifacts, limits)
+    report = _check_audit(manifest, bundle.artifacts, limits)
+    corpus = _check_corpus(manifest, bundle.artifacts, limits)
+    _check_provenance(manifest, bundle.artifacts, report, corpus, limits)
     return VerifiedContents(manifest, report, corpus, signer, sha256_bytes(bundle.manifest))

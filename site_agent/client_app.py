@@ -41,7 +41,7 @@ def roll_call(message: Message, context: Context) -> Message:
 
 @app.query("collect")
 def collect(message: Message, context: Context) -> Message:
-    return answer(message, context, handlers.collect)
+    return answer(message, context, lambda layout: handlers.collect(layout, message.content))
 
 
 @app.train("fedavg")

@@ -152,3 +152,32 @@ def raw_received(bundle: Path) -> ReceivedBundle:
 
 def public_key_id(keys: SiteKeys) -> str:
     return key_id(load_private_key(keys.private).public_key())
+
+
+def collect_reply(
+    received: ReceivedBundle, instruction: Any = None, key: Path | None = None
+) -> Any:
+    """The collect reply a site sends for ``received`` (a RecordDict), with the nonce of the
+    coordinator's ``instruction`` message signed by ``key`` when both are given."""
+    from flwr.app import ConfigRecord, RecordDict
+
+    from protocol.export import MANIFEST, SIGNATURE
+    from shared import wire
+    from shared.freshness import REPLY_SIGNATURE, sign_collect_reply
+
+    files: dict[str, Any] = {MANIFEST: received.manifest_bytes, SIGNATURE: received.signature}
+    content = RecordDict()
+    for name, data in received.files.items():
+        files[wire.FILE_PREFIX + name] = data
+    for name, (record, header) in received.weights.items():
+        content[wire.WEIGHTS_PREFIX + name] = record
+        files[wire.HEADER_PREFIX + name] = header
+    if instruction is not None and key is not None and wire.PAYLOAD in instruction.content:
+        from protocol.rounds import CollectInstruction
+
+        nonce = wire.unpack(instruction.content, CollectInstruction).nonce
+        files[REPLY_SIGNATURE] = sign_collect_reply(
+            nonce, received.manifest_bytes, load_private_key(key)
+        )
+    content[wire.BUNDLE] = ConfigRecord(files)
+    return content

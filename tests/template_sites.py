@@ -237,7 +237,10 @@ def prepare_template_federation(
         train_site_annotator(site, base)
         auth_public = create_supernode_auth_key(site.site_dir / "keys" / "supernode.key")
         register_site(registry, site_id, site.signing_public_key, auth_public)
-        sites.append(LocalSite(site_id, site.site_dir, site.site_dir / "keys" / "supernode.key"))
+        keys = site.site_dir / "keys"
+        sites.append(
+            LocalSite(site_id, site.site_dir, keys / "supernode.key", keys / "signing.key")
+        )
     mapping = work / "mapping.json"
     atomic_write_text(mapping, demo_mapping().model_dump_json(indent=2))
     settings = FederationSettings(

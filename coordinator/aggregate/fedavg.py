@@ -1,8 +1,11 @@
 """FedAvg over the site encoders: sites train locally for E epochs, the coordinator averages.
 
-The average is weighted by each site's number of training documents. Replies are checked
-against the global model (same tensors, same shapes) before they are averaged; a reply that
-does not fit is left out with a named reason.
+The average is weighted by each site's number of training documents. Replies are untrusted:
+each is checked against the global model (same tensors, same shapes), refused when a weight is
+NaN or infinite or when it moves the model further than ``max-update-norm-ratio`` of the
+model's own norm, and its example count is capped by the documents of the site's verified
+bundle (a site cannot claim 10^15 examples to set the global model alone). Every refusal is
+recorded in the round (``FedAvgRound.refused``) and, for a refused update, as an exclusion.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from flwr.app import Array, ArrayRecord, ConfigRecord, RecordDict
@@ -18,13 +22,22 @@ from flwr.serverapp import Grid
 from coordinator.aggregate.built_model import BuiltModel
 from coordinator.aggregate.weighted_mean import weighted_mean
 from coordinator.messaging import exchange
+from coordinator.replies import refusal, unpack_reply
 from coordinator.run_state import RunState
-from protocol.rounds import FedAvgInstruction, FedAvgRound, FedAvgUpdate, TrainedModel
+from protocol.rounds import (
+    FedAvgInstruction,
+    FedAvgRound,
+    FedAvgUpdate,
+    RefusedUpdate,
+    TrainedModel,
+)
 from shared import wire
+from shared.bundle_limits import BundleLimits
 from shared.contained import write_contained
 from shared.transport import pack_model_dir, unpack_model_dir
 
 log = logging.getLogger("flwr")
+RefusedReason = Literal["non_finite_update", "update_norm_exceeded"]
 
 
 def weighted_average(updates: list[tuple[ArrayRecord, int]]) -> ArrayRecord:
@@ -55,6 +68,34 @@ def update_norm(new: ArrayRecord, old: ArrayRecord) -> float:
     return float(np.sqrt(total))
 
 
+def model_norm(record: ArrayRecord) -> float:
+    """L2 norm of every float tensor of ``record``."""
+    total = 0.0
+    for key in record:
+        array = record[key].numpy()
+        if np.issubdtype(array.dtype, np.floating):
+            total += float(np.sum(array.astype(np.float64) ** 2))
+    return float(np.sqrt(total))
+
+
+def update_problem(
+    update: ArrayRecord, reference: ArrayRecord, max_ratio: float
+) -> tuple[RefusedReason, str] | None:
+    """Why ``update`` may not be averaged into ``reference``: NaN/inf weights, or a step longer
+    than ``max_ratio`` times the model's norm; None when it may."""
+    for key in reference:
+        array = update[key].numpy()
+        if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array)):
+            return "non_finite_update", f"tensor {key!r} holds NaN or infinite values"
+    step, size = update_norm(update, reference), model_norm(reference)
+    if step > max_ratio * size:
+        return (
+            "update_norm_exceeded",
+            f"the update moves the model by {step:.4g}, over {max_ratio} x its norm {size:.4g}",
+        )
+    return None
+
+
 def fits(update: ArrayRecord, reference: ArrayRecord) -> bool:
     """Same tensor names, shapes and dtypes as the global model."""
     if list(update.keys()) != list(reference.keys()):
@@ -73,10 +114,12 @@ def instruction(state: RunState, labels: tuple[str, ...], rnd: int) -> FedAvgIns
     return FedAvgInstruction(round=rnd, labels=labels, mapping=state.mapping, **local)
 
 
-def read_update(content: RecordDict, reference: ArrayRecord) -> tuple[ArrayRecord, int] | str:
+def read_update(
+    content: RecordDict, reference: ArrayRecord, limits: BundleLimits
+) -> tuple[ArrayRecord, int] | str:
     """The trained weights and example count of a reply, or why they cannot be averaged."""
     try:
-        update = wire.unpack(content, FedAvgUpdate)
+        update = unpack_reply(content, FedAvgUpdate, limits)
     except wire.WireError as exc:
         return str(exc)
     weights = wire.model_weights(content, wire.GLOBAL_MODEL)
@@ -92,8 +135,9 @@ def _one_round(
     files: ConfigRecord,
     labels: tuple[str, ...],
     rnd: int,
-) -> tuple[dict[str, tuple[ArrayRecord, int]], tuple[str, ...]]:
-    """The usable updates of this round, and the sites asked that gave none (dropped)."""
+) -> tuple[dict[str, tuple[ArrayRecord, int]], tuple[str, ...], tuple[RefusedUpdate, ...]]:
+    """The usable updates of this round, the sites asked that gave none (dropped), and the
+    updates refused or capped."""
     nodes = [n for n, s in state.sites.items() if s.site_id in state.bundles]
     asked = {n: state.site_of(n) for n in nodes}
     model: dict[str, wire.Record] = {
@@ -106,17 +150,55 @@ def _one_round(
         grid, dict.fromkeys(nodes, content), wire.FEDAVG_TRAIN, f"fedavg-{rnd}", timeout
     )
     updates: dict[str, tuple[ArrayRecord, int]] = {}
+    refused: list[RefusedUpdate] = []
     for node, reply in sorted(replies.items()):
         site = asked.get(node, f"node-{node}")
         if reply.content is None:
             state.note_failure(reply, "aggregate", site)
             continue
-        update = read_update(reply.content, weights)
+        try:
+            update = checked_update(reply.content, weights, state, site, refused)
+        except Exception as exc:  # one site's reply never ends the round
+            reason, detail = refusal(exc)
+            state.exclude(site, "aggregate", reason, f"fedavg round {rnd}: {detail}")
+            refused.append(RefusedUpdate(site_id=site, reason="invalid_reply", detail=detail))
+            continue
         if isinstance(update, str):
             state.exclude(site, "aggregate", "site_error", f"fedavg round {rnd}: {update}")
             continue
-        updates[site] = update
-    return updates, tuple(sorted(set(asked.values()) - set(updates)))
+        if update is not None:
+            updates[site] = update
+    return updates, tuple(sorted(set(asked.values()) - set(updates))), tuple(refused)
+
+
+def checked_update(
+    content: RecordDict,
+    reference: ArrayRecord,
+    state: RunState,
+    site: str,
+    refused: list[RefusedUpdate],
+) -> tuple[ArrayRecord, int] | str | None:
+    """The update as it may be averaged (its example count capped by the site's verified
+    documents), the reason it does not fit (a str), or None when it is refused (recorded)."""
+    update = read_update(content, reference, state.settings.limits)
+    if isinstance(update, str):
+        return update
+    weights, claimed = update
+    problem = update_problem(weights, reference, state.settings.max_update_norm_ratio)
+    if problem is not None:
+        reason, detail = problem
+        state.exclude(site, "aggregate", reason, detail)
+        refused.append(RefusedUpdate(site_id=site, reason=reason, detail=detail))
+        return None
+    bundle = state.bundles.get(site)
+    verified = bundle.accepted.n_documents if bundle is not None else 0
+    if claimed > verified:
+        detail = f"{claimed} examples claimed, {verified} documents in its verified bundle"
+        refused.append(RefusedUpdate(site_id=site, reason="examples_capped", detail=detail))
+    examples = min(claimed, verified)
+    if examples <= 0:
+        return "no training examples"
+    return weights, examples
 
 
 def run_fedavg(
@@ -127,7 +209,7 @@ def run_fedavg(
     contributors: set[str] = set()
     examples = completed = 0
     for rnd in range(1, state.settings.fedavg_rounds + 1):
-        updates, dropped = _one_round(grid, state, weights, files, labels, rnd)
+        updates, dropped, refused = _one_round(grid, state, weights, files, labels, rnd)
         if not updates:
             log.warning("  fedavg round %d: no usable update; stopping", rnd)
             break
@@ -140,6 +222,7 @@ def run_fedavg(
                 dropped=dropped,
                 n_examples=examples,
                 update_norm=update_norm(weights, previous),
+                refused=refused,
             )
         )
         contributors |= set(updates)

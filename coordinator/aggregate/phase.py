@@ -4,6 +4,7 @@ encoders, then FedAvg across the sites."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from flwr.serverapp import Grid
@@ -33,7 +34,16 @@ def harmonised_corpora(state: RunState, labels: tuple[str, ...]) -> dict[str, Co
             harmonised[site] = harmonise(bundle.corpus, state.mapping, labels)
         except UnmappedLabelError as exc:
             state.exclude(site, "aggregate", "malformed_bundle", str(exc).split(";")[0])
+        except Exception as exc:  # one site's corpus never ends the phase
+            state.exclude(site, "aggregate", "invalid_reply", type(exc).__name__)
     return harmonised
+
+
+def _training_failed(state: RunState) -> Callable[[str, Exception], None]:
+    def record(site: str, exc: Exception) -> None:
+        state.exclude(site, "aggregate", "invalid_reply", f"training raised {type(exc).__name__}")
+
+    return record
 
 
 def start_from_exported(initial: Path, models: list[BuiltModel]) -> None:
@@ -63,8 +73,8 @@ def aggregate_models(
         seed=state.settings.seed,
     )
     base = state.settings.base_model
-    models = train_site_and_pooled(harmonised, base, settings, work_dir)
-    models += exported_encoders(state.bundles, work_dir)
+    models = train_site_and_pooled(harmonised, base, settings, work_dir, _training_failed(state))
+    models += exported_encoders(state.bundles, work_dir, _training_failed(state))
     for model in models:
         log.info("  %s: %d training documents", model.info.name, model.info.n_training_documents)
     if state.settings.fedavg_rounds and harmonised:

@@ -6,6 +6,7 @@ every model tags in the same labels and can be scored at every site.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from coordinator.aggregate.built_model import BuiltModel
@@ -35,25 +36,36 @@ def train_site_and_pooled(
     base_model: Path,
     settings: NerSettings,
     out_root: Path,
+    on_failure: Callable[[str, Exception], None] | None = None,
 ) -> list[BuiltModel]:
-    """One model per site corpus plus one on their union (all corpora already harmonised)."""
+    """One model per site corpus plus one on their union (all corpora already harmonised).
+
+    A corpus whose training raises is left out of the union too; ``on_failure(site, error)``
+    records it (without it, the error propagates)."""
     built = []
     for site, corpus in sorted(corpora.items()):
-        model_dir = train_annotator(
-            corpus, None, base_model, settings, contained_path(out_root, f"site-{site}")
-        )
+        try:
+            model_dir = train_annotator(
+                corpus, None, base_model, settings, contained_path(out_root, f"site-{site}")
+            )
+        except Exception as exc:
+            if on_failure is None:
+                raise
+            on_failure(site, exc)
+            continue
         info = TrainedModel(
             name=f"site:{site}", kind="site", trained_on=(site,), n_training_documents=len(corpus)
         )
         built.append(BuiltModel(info, model_dir))
-    if len(corpora) > 1:
-        labels = next(iter(corpora.values())).labels
-        union = pool(corpora, labels)
+    trained = {site: corpora[site] for m in built for site in m.info.trained_on}
+    if len(trained) > 1:
+        labels = next(iter(trained.values())).labels
+        union = pool(trained, labels)
         model_dir = train_annotator(union, None, base_model, settings, out_root / "pooled")
         info = TrainedModel(
             name="pooled",
             kind="pooled",
-            trained_on=tuple(sorted(corpora)),
+            trained_on=tuple(sorted(trained)),
             n_training_documents=len(union),
         )
         built.append(BuiltModel(info, model_dir))

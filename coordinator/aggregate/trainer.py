@@ -36,10 +36,12 @@ def init_token_classifier(
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
     from shared.ner_tokens import iob2_labels
+    from shared.safe_models import from_pretrained
 
     torch.manual_seed(seed)
     tags = iob2_labels(labels)
-    model = AutoModelForTokenClassification.from_pretrained(
+    model = from_pretrained(
+        AutoModelForTokenClassification,
         base_model,
         num_labels=len(tags),
         id2label=dict(enumerate(tags)),
@@ -47,5 +49,5 @@ def init_token_classifier(
     )
     with atomic_directory(out_dir) as tmp:
         model.save_pretrained(tmp)
-        AutoTokenizer.from_pretrained(base_model).save_pretrained(tmp)
+        from_pretrained(AutoTokenizer, base_model).save_pretrained(tmp)
     return out_dir

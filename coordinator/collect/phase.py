@@ -1,4 +1,11 @@
-"""Phase 2, collect: every site sends its signed export bundle; each one is verified."""
+"""Phase 2, collect: every site sends its signed export bundle; each one is verified.
+
+The collect instruction carries a fresh nonce; a site signs it with its bundle, so that a
+reply recorded in another run is refused. Each reply is read as untrusted input: whatever it
+raises excludes that site with a named reason and the phase goes on. Two sites that send the
+same synthetic corpus are both excluded (``duplicate_corpus``): the coordinator cannot tell
+which of them made it.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +16,33 @@ from flwr.serverapp import Grid
 
 from coordinator.collect.verify import BundleRejected, ReceivedBundle, verify_received_bundle
 from coordinator.messaging import exchange
+from coordinator.replies import refusal
 from coordinator.run_state import RunState
 from protocol.export import MANIFEST, SIGNATURE
+from protocol.rounds import CollectInstruction
 from shared import wire
+from shared.bundle_limits import DEFAULT_LIMITS, BundleLimits
+from shared.freshness import REPLY_SIGNATURE, new_nonce
 
 log = logging.getLogger("flwr")
 
 
-def unpack_received(content: RecordDict) -> ReceivedBundle:
-    """The bundle a site sent, as bytes and arrays (no checks yet)."""
-    files = content.config_records[wire.BUNDLE]
+def unpack_received(content: RecordDict, limits: BundleLimits = DEFAULT_LIMITS) -> ReceivedBundle:
+    """The bundle a site sent, as bytes and arrays (no checks beyond counts yet)."""
+    files = content.config_records.get(wire.BUNDLE)
+    if files is None:
+        raise BundleRejected("malformed_bundle", "the reply holds no bundle record")
+    if len(files) > 2 * limits.max_files + 3 or len(content.array_records) > limits.max_files:
+        raise BundleRejected("over_limit", f"more than {limits.max_files} files sent")
     manifest, signature = files.get(MANIFEST), files.get(SIGNATURE)
     if not isinstance(manifest, bytes) or not isinstance(signature, str):
         raise BundleRejected("malformed_bundle", "manifest or signature missing")
-    bundle = ReceivedBundle(manifest_bytes=manifest, signature=signature)
+    reply_signature = files.get(REPLY_SIGNATURE)
+    bundle = ReceivedBundle(
+        manifest_bytes=manifest,
+        signature=signature,
+        reply_signature=reply_signature if isinstance(reply_signature, str) else None,
+    )
     for key, value in files.items():
         if key.startswith(wire.FILE_PREFIX) and isinstance(value, bytes):
             bundle.files[key.removeprefix(wire.FILE_PREFIX)] = value
@@ -36,17 +56,23 @@ def unpack_received(content: RecordDict) -> ReceivedBundle:
 
 
 def collect(grid: Grid, state: RunState) -> None:
-    nodes = {n: RecordDict() for n in state.sites}
+    nonce = new_nonce()
+    content = wire.pack(CollectInstruction(nonce=nonce))
+    nodes = dict.fromkeys(state.sites, content)
     replies = exchange(grid, nodes, wire.COLLECT, "collect", state.settings.reply_timeout)
+    limits = state.settings.limits
     for node, reply in sorted(replies.items(), key=lambda item: state.site_of(item[0])):
         site = state.site_of(node)
         if reply.content is None:
             state.note_failure(reply, "collect", site)
             continue
         try:
-            verified = verify_received_bundle(unpack_received(reply.content), site, state.registry)
-        except BundleRejected as rejected:
-            state.exclude(site, "collect", rejected.reason, rejected.detail)
+            received = unpack_received(reply.content, limits)
+            verified = verify_received_bundle(
+                received, site, state.registry, limits=limits, nonce=nonce
+            )
+        except Exception as exc:  # one site's reply never ends the phase
+            state.exclude(site, "collect", *refusal(exc))
             continue
         state.bundles[site] = verified
         log.info(
@@ -55,3 +81,23 @@ def collect(grid: Grid, state: RunState) -> None:
             verified.accepted.n_documents,
             verified.accepted.manifest_sha256[:12],
         )
+    exclude_duplicate_corpora(state)
+
+
+def exclude_duplicate_corpora(state: RunState) -> None:
+    """Sites whose accepted bundles hold the same synthetic corpus are all excluded."""
+    by_corpus: dict[str, list[str]] = {}
+    for site, bundle in sorted(state.bundles.items()):
+        by_corpus.setdefault(bundle.manifest.audit.corpus_sha256, []).append(site)
+    for corpus, sites in by_corpus.items():
+        if len(sites) < 2:
+            continue
+        for site in sites:
+            others = ", ".join(s for s in sites if s != site)
+            del state.bundles[site]
+            state.exclude(
+                site,
+                "collect",
+                "duplicate_corpus",
+                f"synthetic corpus {corpus[:12]} was also sent by {others}",
+            )

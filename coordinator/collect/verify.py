@@ -1,9 +1,11 @@
 """Check a received export bundle before anything is trained on it.
 
 The checks themselves are the one bundle verifier in ``shared.bundle_verify`` (the site runs
-the same before it sends). Here: the sender must be a registered site, its bundle is rebuilt
-into bytes (weights arrive as arrays plus the safetensors header), verified with that site's
-registered key, and summarised for the report (a :class:`VerifiedBundle`). The first failure
+the same before it sends). Here: the manifest signature is checked first, with the sender's
+registered key (a bundle that another registered site signed is named as such, still without
+parsing it); then the bundle is rebuilt into bytes (weights arrive as arrays plus the
+safetensors header, whose JSON is capped before it is read), verified with that key and this
+run's nonce, and summarised for the report (a :class:`VerifiedBundle`). The first failure
 rejects the bundle with a named reason; the round goes on without it.
 """
 
@@ -16,16 +18,19 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from flwr.app import ArrayRecord
 
 from coordinator.verified_bundle import VerifiedBundle
-from protocol.export import ExportManifest
 from protocol.registry import SiteRegistry
 from protocol.rounds import AcceptedBundle
+from shared.bundle_limits import DEFAULT_LIMITS, BundleLimits
 from shared.bundle_verify import (
     BundleBytes,
     BundleRejected,
+    check_signature,
     parse_corpus_bytes,
     parse_manifest,
     verify_bundle_bytes,
 )
+from shared.limits import LimitExceeded, check_json_text
+from shared.safetensors_check import HEADER_LIMITS
 from shared.transport import record_to_safetensors_bytes
 
 __all__ = [
@@ -44,6 +49,7 @@ class ReceivedBundle:
     signature: str
     files: dict[str, bytes] = field(default_factory=dict)
     weights: dict[str, tuple[ArrayRecord, bytes]] = field(default_factory=dict)
+    reply_signature: str | None = None  # the site's signature over this run's nonce
 
 
 def _registered_key(site_id: str, registry: SiteRegistry) -> Ed25519PublicKey:
@@ -56,32 +62,79 @@ def _registered_key(site_id: str, registry: SiteRegistry) -> Ed25519PublicKey:
     return public
 
 
-def _as_bytes(bundle: ReceivedBundle) -> BundleBytes:
+def _signer_key(
+    bundle: ReceivedBundle, sender: str, registry: SiteRegistry, limits: BundleLimits
+) -> Ed25519PublicKey:
+    """The sender's registered key, once the manifest signature verifies with it.
+
+    Nothing unauthenticated is parsed: a bundle signed with another registered site's key is
+    named ``site_mismatch`` (or ``unknown_site_key`` when it names the unregistered sender
+    itself); else an unregistered sender is ``unknown_site_key`` and a signature that
+    verifies with no key ``bad_signature``.
+    """
+    if len(bundle.manifest_bytes) > limits.max_manifest_bytes:
+        raise BundleRejected("over_limit", f"manifest of {len(bundle.manifest_bytes)} bytes")
+    registered = sender in registry.sites
+    if registered:
+        public = _registered_key(sender, registry)
+        try:
+            check_signature(bundle.manifest_bytes, bundle.signature, public)
+            return public
+        except BundleRejected:
+            pass
+    for other in sorted(set(registry.sites) - {sender}):
+        try:
+            check_signature(
+                bundle.manifest_bytes, bundle.signature, _registered_key(other, registry)
+            )
+        except BundleRejected:
+            continue
+        # authenticated by ``other``'s key, so now safe to read (within the caps)
+        if not registered and parse_manifest(bundle.manifest_bytes, limits).site_id == sender:
+            raise BundleRejected(
+                "unknown_site_key",
+                f"site {sender!r} is not registered (its bundle is signed with the key "
+                f"registered for {other!r})",
+            )
+        raise BundleRejected("site_mismatch", f"site {sender!r} sent a bundle of {other!r}")
+    if not registered:
+        raise BundleRejected("unknown_site_key", f"site {sender!r} is not registered")
+    check_signature(bundle.manifest_bytes, bundle.signature, public)  # raises bad_signature
+    return public
+
+
+def _as_bytes(bundle: ReceivedBundle, limits: BundleLimits) -> BundleBytes:
     artifacts = dict(bundle.files)
+    header_limits = HEADER_LIMITS.model_copy(update={"max_members": limits.max_json_members})
     for name, (record, header) in bundle.weights.items():
         if name in artifacts:
             raise BundleRejected("malformed_bundle", f"artifact {name!r} sent twice")
         try:
+            check_json_text(header, header_limits, f"safetensors header of {name!r}")
             artifacts[name] = record_to_safetensors_bytes(record, header)
-        except (ValueError, KeyError, TypeError) as exc:
+        except LimitExceeded as exc:
+            raise BundleRejected("over_limit", str(exc)) from exc
+        except Exception as exc:  # whatever hostile arrays and headers raise
             raise BundleRejected("malformed_bundle", f"weights {name!r} do not rebuild") from exc
-    return BundleBytes(bundle.manifest_bytes, bundle.signature, artifacts)
+    return BundleBytes(bundle.manifest_bytes, bundle.signature, artifacts, bundle.reply_signature)
 
 
 def verify_received_bundle(
-    bundle: ReceivedBundle, sender_site_id: str, registry: SiteRegistry
+    bundle: ReceivedBundle,
+    sender_site_id: str,
+    registry: SiteRegistry,
+    *,
+    limits: BundleLimits = DEFAULT_LIMITS,
+    nonce: str | None = None,
 ) -> VerifiedBundle:
-    """Every check, in order; raises :class:`BundleRejected` naming the first that fails."""
-    try:  # a readable manifest of another site is named as such; all else is the verifier's
-        claimed: ExportManifest | None = parse_manifest(bundle.manifest_bytes)
-    except BundleRejected:
-        claimed = None
-    if claimed is not None and claimed.site_id != sender_site_id:
-        raise BundleRejected(
-            "site_mismatch", f"site {sender_site_id!r} sent a bundle of {claimed.site_id!r}"
-        )
-    public = _registered_key(sender_site_id, registry)
-    contents = verify_bundle_bytes(_as_bytes(bundle), public, sender_site_id)
+    """Every check, in order; raises :class:`BundleRejected` naming the first that fails.
+
+    ``nonce``: the collect phase's, which the reply must be signed over (None: not checked,
+    for a bundle read from disk)."""
+    public = _signer_key(bundle, sender_site_id, registry, limits)
+    contents = verify_bundle_bytes(
+        _as_bytes(bundle, limits), public, sender_site_id, limits=limits, nonce=nonce
+    )
     manifest = contents.manifest
     accepted = AcceptedBundle(
         site_id=manifest.site_id,

@@ -50,6 +50,7 @@ class LocalSite:
     site_id: str
     site_dir: Path
     auth_key: Path  # OpenSSH private key; the ``.pub`` lies beside it
+    signing_key: Path | None = None  # signs the collect nonce (site.toml's signing_key)
 
     def receive_ca(self, ca_certificate: Path) -> None:
         """Nothing to do: the CA is passed on the command line."""
@@ -60,7 +61,13 @@ class LocalSite:
         return supernode_argv(
             transport.address,
             free_port(),
-            node_config({"site-id": self.site_id, "site-dir": self.site_dir}),
+            node_config(
+                {
+                    "site-id": self.site_id,
+                    "site-dir": self.site_dir,
+                    "signing-key": self.signing_key,
+                }
+            ),
             root_certificates=transport.root_certificates,
             auth_private_key=self.auth_key,
             insecure=not transport.secure,

@@ -30,10 +30,12 @@ def library_versions() -> dict[str, str]:
 
 
 def site_summaries(state: RunState) -> tuple[SiteSummary, ...]:
+    """One summary per site; the audit verdict is the verified bundle's (the manifest a site
+    names at roll call is unverified and says nothing about what was accepted)."""
     summaries = []
     for site_id, roll in sorted(state.roll.items()):
         bundle = state.bundles.get(site_id)
-        audit = roll.manifest.audit if roll.manifest else None
+        audit = bundle.manifest.audit if bundle else None
         summaries.append(
             SiteSummary(
                 site_id=site_id,

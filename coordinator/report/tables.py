@@ -161,7 +161,7 @@ def generalisation_rows(report: FederationReport) -> list[list[str]]:
 
 
 def fedavg_round_rows(report: FederationReport) -> list[list[str]]:
-    rows = [["round", "contributors", "dropped", "examples", "update norm"]]
+    rows = [["round", "contributors", "dropped", "examples", "update norm", "refused or capped"]]
     rows += [
         [
             str(r.round),
@@ -169,7 +169,8 @@ def fedavg_round_rows(report: FederationReport) -> list[list[str]]:
             ", ".join(r.dropped) or "-",
             str(r.n_examples),
             f"{r.update_norm:.4f}",
+            "; ".join(f"{x.site_id}: {x.reason} ({x.detail})" for x in r.refused) or "-",
         ]
         for r in report.fedavg_rounds
     ]
-    return rows if report.fedavg_rounds else [*rows, ["-", "no FedAvg round ran", "", "", ""]]
+    return rows if report.fedavg_rounds else [*rows, ["-", "no FedAvg round ran", "", "", "", ""]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from pathlib import Path
 
 from coordinator.report import answers, tables
@@ -23,10 +24,20 @@ SECTIONS = (
 )
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def markdown_cell(text: str) -> str:
+    """``text`` as one inert Markdown table cell: HTML escaped, ``|`` escaped, every line
+    break and control character a space (site ids, labels and details come from sites)."""
+    flat = _CONTROL.sub(" ", text)
+    return html.escape(flat, quote=False).replace("|", "\\|")
+
+
 def markdown_table(rows: list[list[str]]) -> str:
     head, *body = rows
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in body]
+    lines = ["| " + " | ".join(map(markdown_cell, head)) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(map(markdown_cell, row)) + " |" for row in body]
     return "\n".join(lines)
 
 

@@ -25,7 +25,8 @@ from shared.bundle_verify import (
     verify_bundle_bytes,
 )
 from shared.errors import VerificationError
-from shared.signing import load_public_key
+from shared.freshness import REPLY_SIGNATURE, sign_collect_reply
+from shared.signing import load_private_key, load_public_key
 from shared.transport import safetensors_bytes_to_record
 from site_agent.export.bundle import SIGNER_PUBLIC_KEY
 from site_agent.federation.layout import SiteFailure
@@ -79,13 +80,27 @@ def verified_bundle(
         raise SiteFailure("bundle_unverified") from exc
 
 
-def pack_bundle(bundle_dir: Path, public_key_path: Path | None = None) -> RecordDict:
-    """Manifest, signature and artifacts once they verify; encoder weights as ArrayRecords."""
+def pack_bundle(
+    bundle_dir: Path,
+    public_key_path: Path | None = None,
+    nonce: str | None = None,
+    signing_key: Path | None = None,
+) -> RecordDict:
+    """Manifest, signature and artifacts once they verify; encoder weights as ArrayRecords.
+
+    With the coordinator's ``nonce``, the site's ``signing_key`` also signs the nonce and the
+    manifest's hash (``shared.freshness``), binding this reply to this run."""
     bundle, contents = verified_bundle(bundle_dir, public_key_path)
     files: dict[str, ConfigRecordValues] = {
         MANIFEST: bundle.manifest,
         SIGNATURE: bundle.signature,
     }
+    if nonce is not None:
+        if signing_key is None or not signing_key.is_file():
+            log.error("no signing key to sign the collect nonce with; set signing-key")
+            raise SiteFailure("signing_key_missing")
+        key = load_private_key(signing_key)
+        files[REPLY_SIGNATURE] = sign_collect_reply(nonce, bundle.manifest, key)
     content = RecordDict()
     for entry in contents.manifest.artifacts:
         data = bundle.artifacts[entry.name]

@@ -18,6 +18,7 @@ from protocol.annotator import AnnotatorSettings
 from protocol.corpus import UnmappedLabelError
 from protocol.rounds import (
     BASELINE,
+    CollectInstruction,
     CrossSiteInstruction,
     CrossSiteReply,
     FedAvgInstruction,
@@ -81,11 +82,14 @@ def roll_call(layout: SiteLayout) -> RecordDict:
     return wire.pack(reply)
 
 
-def collect(layout: SiteLayout) -> RecordDict:
-    return pack_bundle(latest_bundle(layout.export_dir), layout.signing_public_key)
+def collect(layout: SiteLayout, content: RecordDict) -> RecordDict:
+    """The verified bundle, with the coordinator's nonce signed into the reply."""
+    bundle = latest_bundle(layout.export_dir)
+    nonce = read_instruction(content, CollectInstruction).nonce
+    return pack_bundle(bundle, layout.signing_public_key, nonce, layout.signing_key)
 
 
-Instruction = TypeVar("Instruction", FedAvgInstruction, CrossSiteInstruction)
+Instruction = TypeVar("Instruction", CollectInstruction, FedAvgInstruction, CrossSiteInstruction)
 
 
 def read_instruction(content: RecordDict, cls: type[Instruction]) -> Instruction:

@@ -7,6 +7,8 @@
     root-certificates = "tls/ca.crt"          # the coordinator's CA
     runtime-port = 9094                       # local ClientApp runtime API port (0: any free)
     signing-public-key = "keys/site.pub.pem"  # the bundle is verified with it before sending
+    signing-key = "keys/site.key.pem"         # signs the coordinator's collect nonce
+                                              # (default: site.toml's signing_key)
 
 Relative paths are taken from the folder of site.toml.
 """
@@ -34,6 +36,7 @@ PATHS = (
     "test-split",
     "annotator-dir",
     "signing-public-key",
+    "signing-key",
 )
 CA_FIX = "set root-certificates in [federation] of site.toml to the coordinator's ca.crt"
 
@@ -50,6 +53,7 @@ class JoinConfig(BaseModel):
     test_split: Path | None = Field(default=None, alias="test-split")
     annotator_dir: Path | None = Field(default=None, alias="annotator-dir")
     signing_public_key: Path | None = Field(default=None, alias="signing-public-key")
+    signing_key: Path | None = Field(default=None, alias="signing-key")
 
     def node_config(self) -> str:
         """The ``--node-config`` string the ClientApp reads (see federation/layout.py)."""
@@ -61,14 +65,18 @@ class JoinConfig(BaseModel):
                 "test-split": self.test_split,
                 "annotator-dir": self.annotator_dir,
                 "signing-public-key": self.signing_public_key,
+                "signing-key": self.signing_key,
             }
         )
 
 
 def load_join_config(path: Path) -> JoinConfig:
-    raw = read_toml(path, what="site config").get("federation")
+    document = read_toml(path, what="site config")
+    raw = document.get("federation")
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: no [federation] table; fix: add one as in deploy/site.toml")
+    if "signing-key" not in raw and isinstance(document.get("signing_key"), str):
+        raw = {**raw, "signing-key": document["signing_key"]}  # the export's key signs the nonce
     values = resolve_paths(raw, PATHS, path.parent)
     try:
         return JoinConfig.model_validate(values)

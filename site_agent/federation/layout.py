@@ -6,7 +6,9 @@ the held-out test split and the gold-trained annotator where the ``stage.json`` 
 ``split`` (artifact ``test``) and ``annotator`` (artifact ``model``) stages say they are
 (``stage_records.py``). ``export-dir``, ``test-split`` and ``annotator-dir`` override;
 ``signing-public-key`` names the key the site verifies its own bundle with before sending
-(default: the one the export stage leaves in the outbox).
+(default: the one the export stage leaves in the outbox); ``signing-key`` the private key that
+signs the coordinator's collect nonce into the reply (``site-agent join`` passes site.toml's
+``signing_key``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class SiteLayout:
     test_split: Path | None
     annotator_dir: Path | None
     signing_public_key: Path | None = None
+    signing_key: Path | None = None
 
     @classmethod
     def from_node_config(cls, config: Mapping[str, Any]) -> SiteLayout:
@@ -52,6 +55,7 @@ class SiteLayout:
                 _path(config.get("annotator-dir")) or stage_artifact(root, "annotator", "model")
             ),
             signing_public_key=_path(config.get("signing-public-key")),
+            signing_key=_path(config.get("signing-key")),
         )
 
 

@@ -65,7 +65,11 @@ def world(tmp_path_factory: pytest.TempPathFactory, base_model: Path) -> World:
 
 def node_configs(world: World) -> dict[int, dict[str, str]]:
     return {
-        100 + i: {"site-id": s.site_id, "site-dir": str(s.site_dir)}
+        100 + i: {
+            "site-id": s.site_id,
+            "site-dir": str(s.site_dir),
+            "signing-key": str(s.site_dir / "keys" / "signing.key"),
+        }
         for i, s in enumerate(world.sites.values())
     }
 

@@ -25,7 +25,7 @@ def run_state(
             site_id=site,
             labels=("PER",),
             manifest=None,
-            test_split=TestSplitSize(n_documents=1, n_spans=1, n_characters=10),
+            test_split=TestSplitSize(n_documents=10, n_spans=10, n_characters=100),
             has_baseline=True,
         )
         state.roll[site] = state.sites[node]

@@ -104,9 +104,13 @@ def test_sites_without_annotator_report_a_code_not_text(faulty: FederationReport
     assert faulty.baseline("site-a") is not None and faulty.baseline("site-a").metrics is not None  # type: ignore[union-attr]
 
 
-def test_audit_summary_lists_the_failed_rule(faulty: FederationReport) -> None:
+def test_audit_column_is_the_verified_bundles(faulty: FederationReport) -> None:
+    """The site names a failed-audit manifest at roll call and its bundle is not accepted: the
+    audit column says nothing was verified (it used to repeat the unverified manifest)."""
     audit = next(s for s in faulty.sites if s.site_id == "audit")
-    assert audit.audit_passed is False and audit.audit_rules_failed == ("ngram_recall",)
+    assert audit.audit_passed is None and audit.bundle_sha256 is None
+    accepted = next(s for s in faulty.sites if s.site_id == "site-a")
+    assert accepted.audit_passed is True
 
 
 def test_markdown_report_names_each_exclusion_and_reason(faulty: FederationReport) -> None:

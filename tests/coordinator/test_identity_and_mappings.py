@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import load_file, save, save_file
 
 from coordinator.aggregate.start import average_into
 from coordinator.deployment.keys import register_site
@@ -97,7 +97,10 @@ def test_given_sources_folder_and_verified_bundle(tmp_path: Path) -> None:
     encoder = tmp_path / "enc"
     encoder.mkdir()
     (encoder / "config.json").write_text("{}", encoding="utf-8")
-    (encoder / "model.safetensors").write_bytes(b"weights")
+    weights = save(
+        {"w": np.arange(3, dtype=np.float32)}
+    )  # real safetensors: the verifier reads them
+    (encoder / "model.safetensors").write_bytes(weights)
     keys = site_keys(tmp_path / "keys")
     bundle = good_bundle(tmp_path, "site-x", keys, encoder_dir=encoder)
     registry = tmp_path / "registry.json"
@@ -105,7 +108,7 @@ def test_given_sources_folder_and_verified_bundle(tmp_path: Path) -> None:
     models = write_models_file([str(encoder), f"mine={bundle}"], registry, tmp_path / "given")
     loaded = {m.info.name: m.model_dir for m in load_given_models(models)}
     assert loaded["enc"] == encoder.resolve()
-    assert (loaded["mine"] / "model.safetensors").read_bytes() == b"weights"
+    assert (loaded["mine"] / "model.safetensors").read_bytes() == weights
     (bundle / "synthetic.jsonl").write_text("{}\n", encoding="utf-8")  # tampered after signing
     with pytest.raises(ConfigError, match="does not verify"):
         resolve_source(str(bundle), registry, tmp_path / "again")

@@ -99,7 +99,11 @@ def federated(
         bootstrap=10,
     )
     configs = {
-        100 + i: {"site-id": site, "site-dir": str(folder)}
+        100 + i: {
+            "site-id": site,
+            "site-dir": str(folder),
+            "signing-key": str(folder.parent / "keys" / "site.pem"),
+        }
         for i, (site, folder) in enumerate(sorted(work.items()))
     }
     return run_federation(InProcessGrid(client_app, configs), settings), work

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flwr.app import Context, Message, RecordDict
+from flwr.app import Context, Message
 from flwr.clientapp import ClientApp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,7 +30,7 @@ from coordinator.deployment.keys import load_registry, register_site
 from coordinator.run_state import RunState
 from coordinator.settings import FederationSettings
 from coordinator.verified_bundle import VerifiedBundle
-from protocol.export import MANIFEST, SIGNATURE, UnsafeArtifactName, check_artifact_name
+from protocol.export import UnsafeArtifactName, check_artifact_name
 from protocol.rounds import RollCallReply
 from protocol.rounds import TestSplitSize as SplitSize
 from shared import wire
@@ -490,8 +490,10 @@ def test_a_link_inside_the_bundle_is_refused(world: World) -> None:
 # --- through a real coordinator collect --------------------------------------------------------
 
 
-def _raw_site_app(bundles: dict[int, Path]) -> ClientApp:
-    """A ClientApp that answers collect with its folder as is (no site-side verifier)."""
+def _raw_site_app(bundles: dict[int, Path], keys: dict[int, Path]) -> ClientApp:
+    """A ClientApp that answers collect with its folder as is (no site-side verifier), the
+    run's nonce signed with the node's key."""
+    from tests.bundles import collect_reply
     from tests.bundles import raw_received as read
 
     app = ClientApp()
@@ -499,17 +501,7 @@ def _raw_site_app(bundles: dict[int, Path]) -> ClientApp:
     @app.query("collect")
     def _collect(message: Message, context: Context) -> Message:
         raw = read(bundles[context.node_id])
-        files: dict[str, Any] = {MANIFEST: raw.manifest_bytes, SIGNATURE: raw.signature}
-        content = RecordDict()
-        for name, data in raw.files.items():
-            files[wire.FILE_PREFIX + name] = data
-        for name, (record, header) in raw.weights.items():
-            content[wire.WEIGHTS_PREFIX + name] = record
-            files[wire.HEADER_PREFIX + name] = header
-        from flwr.app import ConfigRecord
-
-        content[wire.BUNDLE] = ConfigRecord(files)
-        return Message(content, reply_to=message)
+        return Message(collect_reply(raw, message, keys[context.node_id]), reply_to=message)
 
     return app
 
@@ -538,7 +530,8 @@ def test_real_collect_excludes_the_bundle(
     good = good_bundle(tmp_path / "b", "hospital-b", good_keys)
     register_site(world.registry, "hospital-b", good_keys.public)
     mutate(world)
-    grid = InProcessGrid(_raw_site_app({1: world.bundle, 2: good}), {1: {}, 2: {}})
+    app = _raw_site_app({1: world.bundle, 2: good}, {1: world.keys.private, 2: good_keys.private})
+    grid = InProcessGrid(app, {1: {}, 2: {}})
     state = RunState(
         settings=FederationSettings(
             registry=world.registry, base_model=tmp_path, output_dir=tmp_path / "out"
@@ -649,12 +642,22 @@ def test_the_site_verifies_with_its_configured_key_before_sending(world: World) 
 
     def layout(key: Path) -> SiteLayout:
         join = JoinConfig.model_validate(
-            {"site-id": SITE, "work-dir": world.bundle.parent, "signing-public-key": key}
+            {
+                "site-id": SITE,
+                "work-dir": world.bundle.parent,
+                "signing-public-key": key,
+                "signing-key": world.keys.private,
+            }
         )
         pairs = dict(item.split("=", 1) for item in join.node_config().split(" "))
         config = {k: v.strip('"') for k, v in pairs.items()}
         return SiteLayout.from_node_config({**config, "export-dir": str(world.bundle.parent)})
 
-    assert wire.BUNDLE in site_collect(layout(world.keys.public)).config_records
+    from protocol.rounds import CollectInstruction
+    from shared.freshness import REPLY_SIGNATURE
+
+    ask = wire.pack(CollectInstruction(nonce="ab" * 16))
+    sent = site_collect(layout(world.keys.public), ask).config_records
+    assert REPLY_SIGNATURE in sent[wire.BUNDLE]  # the nonce signed with site.toml's key
     with pytest.raises(SiteFailure, match="bundle_unverified"):
-        site_collect(layout(world.other.public))
+        site_collect(layout(world.other.public), ask)

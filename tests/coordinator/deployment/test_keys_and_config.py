@@ -93,6 +93,20 @@ def test_join_builds_the_supernode_command_with_tls_and_auth(tmp_path: Path) -> 
         join_argv(config_without_keys, "10.0.0.1:9093", insecure=False)
 
 
+def test_join_signs_the_collect_nonce_with_the_sites_signing_key(tmp_path: Path) -> None:
+    """site.toml's top-level ``signing_key`` reaches the ClientApp as ``signing-key`` (the
+    collect nonce is signed with it); ``[federation] signing-key`` overrides it."""
+    base = '[federation]\nsite-id = "site-a"\nwork-dir = "w"\n'
+    (tmp_path / "site.toml").write_text('signing_key = "keys/site.key"\n' + base)
+    config = load_join_config(tmp_path / "site.toml")
+    assert f'signing-key="{tmp_path / "keys/site.key"}"' in config.node_config()
+    (tmp_path / "site.toml").write_text(
+        'signing_key = "keys/site.key"\n' + base + 'signing-key = "other.key"\n'
+    )
+    config = load_join_config(tmp_path / "site.toml")
+    assert f'signing-key="{tmp_path / "other.key"}"' in config.node_config()
+
+
 def test_runtime_port_zero_joins_on_a_free_local_port(tmp_path: Path) -> None:
     import socket
 
@@ -128,3 +142,19 @@ def test_coordinator_toml_refuses_insecure_in_the_file(tmp_path: Path) -> None:
     (tmp_path / "coordinator.toml").write_text('[superlink]\naddress = "a:1"\ninsecure = true\n')
     with pytest.raises(ConfigError, match="--insecure"):
         load_coordinator_config(tmp_path / "coordinator.toml")
+
+
+def test_every_run_config_key_is_declared_for_flower() -> None:
+    """``flwr run`` refuses a run-config key its app does not declare in pyproject.toml, so
+    every FederationSettings field (the reply caps included) has its key there."""
+    import tomllib
+
+    from coordinator.settings import FederationSettings
+
+    root = Path(__file__).resolve().parents[3]
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
+    fields = {name.replace("_", "-") for name in FederationSettings.model_fields}
+    assert set(declared) == fields
+    defaults = FederationSettings.model_fields
+    for name in ("max-documents", "max-update-norm-ratio", "max-reply-bytes"):
+        assert declared[name] == defaults[name.replace("-", "_")].default

@@ -7,7 +7,9 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
+from safetensors.numpy import save
 
 from protocol import Corpus, Document, Span
 from protocol.audit import AuditReport
@@ -44,7 +46,8 @@ def site(tmp_path: Path) -> dict[str, Path]:
     corpus_path = tmp_path / "audit" / AUDITED_CORPUS
     encoder = tmp_path / "encoder"
     encoder.mkdir()
-    (encoder / "model.safetensors").write_bytes(b"synthetic weights")
+    weights = save({"w": np.arange(4, dtype=np.float32)})  # the verifier reads them as such
+    (encoder / "model.safetensors").write_bytes(weights)
     (encoder / "config.json").write_text("{}")
     (encoder / "training_args.bin").write_bytes(b"pickle")
     report = tmp_path / "site_report.json"
