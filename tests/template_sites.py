@@ -159,6 +159,18 @@ def write_stage_record(stage_dir: Path, stage: str, artifacts: dict[str, str]) -
     atomic_write_text(stage_dir / "stage.json", json.dumps(record, indent=2))
 
 
+# Template test splits are a dozen made-up notes: no figure could hide one mention there, so
+# the test sites score everything at full precision (a real site keeps the safe defaults).
+SITE_CONFIG = "site.toml"
+OPEN_EVALUATION = """\
+[federation.evaluation]
+max_models_per_run = 1000
+min_support = 1
+grid = 0.0
+intervals = true
+"""
+
+
 def build_site(
     root: Path,
     site_id: str,
@@ -204,6 +216,7 @@ def build_site(
         binding=binding,
     )
     build_bundle(request)
+    atomic_write_text(site_dir / SITE_CONFIG, OPEN_EVALUATION)
     return DemoSite(site_id, site_dir, keys / "signing.pub", key_id)
 
 
@@ -237,7 +250,14 @@ def prepare_template_federation(
         train_site_annotator(site, base)
         auth_public = create_supernode_auth_key(site.site_dir / "keys" / "supernode.key")
         register_site(registry, site_id, site.signing_public_key, auth_public)
-        sites.append(LocalSite(site_id, site.site_dir, site.site_dir / "keys" / "supernode.key"))
+        sites.append(
+            LocalSite(
+                site_id,
+                site.site_dir,
+                site.site_dir / "keys" / "supernode.key",
+                site.site_dir / SITE_CONFIG,
+            )
+        )
     mapping = work / "mapping.json"
     atomic_write_text(mapping, demo_mapping().model_dump_json(indent=2))
     settings = FederationSettings(

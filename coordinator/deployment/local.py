@@ -50,6 +50,7 @@ class LocalSite:
     site_id: str
     site_dir: Path
     auth_key: Path  # OpenSSH private key; the ``.pub`` lies beside it
+    site_config: Path | None = None  # its [federation.evaluation] and [federation.limits]
 
     def receive_ca(self, ca_certificate: Path) -> None:
         """Nothing to do: the CA is passed on the command line."""
@@ -60,7 +61,13 @@ class LocalSite:
         return supernode_argv(
             transport.address,
             free_port(),
-            node_config({"site-id": self.site_id, "site-dir": self.site_dir}),
+            node_config(
+                {
+                    "site-id": self.site_id,
+                    "site-dir": self.site_dir,
+                    "site-config": self.site_config,
+                }
+            ),
             root_certificates=transport.root_certificates,
             auth_private_key=self.auth_key,
             insecure=not transport.secure,

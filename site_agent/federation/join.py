@@ -8,6 +8,10 @@
     runtime-port = 9094                       # local ClientApp runtime API port (0: any free)
     signing-public-key = "keys/site.pub.pem"  # the bundle is verified with it before sending
 
+    [federation.evaluation]                   # what the site returns when asked to score
+    [federation.limits]                       # the most a coordinator message may ask
+
+(``policy.py``). The ClientApp reads the two tables from this site.toml at every message.
 Relative paths are taken from the folder of site.toml.
 """
 
@@ -17,7 +21,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from protocol.export import SITE_ID_PATTERN
 from shared.config_files import read_toml, resolve_paths
@@ -25,6 +29,7 @@ from shared.errors import ConfigError
 from shared.flower_env import DeploymentError, flower_env, node_config, supernode_argv
 from shared.transport_policy import Transport, choose_transport
 from shared.validation_messages import validation_lines
+from site_agent.federation.policy import EvaluationPolicy, InstructionLimits
 
 PATHS = (
     "work-dir",
@@ -50,6 +55,9 @@ class JoinConfig(BaseModel):
     test_split: Path | None = Field(default=None, alias="test-split")
     annotator_dir: Path | None = Field(default=None, alias="annotator-dir")
     signing_public_key: Path | None = Field(default=None, alias="signing-public-key")
+    evaluation: EvaluationPolicy = Field(default_factory=EvaluationPolicy)
+    limits: InstructionLimits = Field(default_factory=InstructionLimits)
+    _source: Path | None = PrivateAttr(default=None)  # the site.toml this came from
 
     def node_config(self) -> str:
         """The ``--node-config`` string the ClientApp reads (see federation/layout.py)."""
@@ -61,6 +69,7 @@ class JoinConfig(BaseModel):
                 "test-split": self.test_split,
                 "annotator-dir": self.annotator_dir,
                 "signing-public-key": self.signing_public_key,
+                "site-config": self._source,
             }
         )
 
@@ -71,9 +80,11 @@ def load_join_config(path: Path) -> JoinConfig:
         raise ConfigError(f"{path}: no [federation] table; fix: add one as in deploy/site.toml")
     values = resolve_paths(raw, PATHS, path.parent)
     try:
-        return JoinConfig.model_validate(values)
+        config = JoinConfig.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(f"{path}: invalid [federation]", problems=validation_lines(exc)) from exc
+    config._source = path.resolve()
+    return config
 
 
 def join_argv(config: JoinConfig, superlink: str, insecure: bool) -> list[str]:

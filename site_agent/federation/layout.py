@@ -6,18 +6,28 @@ the held-out test split and the gold-trained annotator where the ``stage.json`` 
 ``split`` (artifact ``test``) and ``annotator`` (artifact ``model``) stages say they are
 (``stage_records.py``). ``export-dir``, ``test-split`` and ``annotator-dir`` override;
 ``signing-public-key`` names the key the site verifies its own bundle with before sending
-(default: the one the export stage leaves in the outbox).
+(default: the one the export stage leaves in the outbox). ``site-config`` names the site.toml
+whose ``[federation.evaluation]`` and ``[federation.limits]`` (``policy.py``) the site holds
+the coordinator to; without it the safe defaults apply.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from protocol.rounds import SiteErrorCode
+from shared.config_files import read_toml
+from shared.errors import ConfigError
+from site_agent.federation.policy import EvaluationPolicy, InstructionLimits
 from site_agent.federation.stage_records import stage_artifact
+
+log = logging.getLogger(__name__)
 
 
 class SiteFailure(Exception):
@@ -36,6 +46,8 @@ class SiteLayout:
     test_split: Path | None
     annotator_dir: Path | None
     signing_public_key: Path | None = None
+    evaluation: EvaluationPolicy = field(default_factory=EvaluationPolicy)
+    limits: InstructionLimits = field(default_factory=InstructionLimits)
 
     @classmethod
     def from_node_config(cls, config: Mapping[str, Any]) -> SiteLayout:
@@ -52,7 +64,25 @@ class SiteLayout:
                 _path(config.get("annotator-dir")) or stage_artifact(root, "annotator", "model")
             ),
             signing_public_key=_path(config.get("signing-public-key")),
+            **site_policy(_path(config.get("site-config"))),
         )
+
+
+def site_policy(site_config: Path | None) -> dict[str, Any]:
+    """``evaluation`` and ``limits`` from the ``[federation]`` table of ``site_config``."""
+    if site_config is None:
+        return {}
+    try:
+        table = read_toml(site_config, what="site config").get("federation", {})
+        return {
+            "evaluation": EvaluationPolicy.model_validate(table.get("evaluation", {})),
+            "limits": InstructionLimits.model_validate(table.get("limits", {})),
+        }
+    except (ConfigError, ValidationError, AttributeError) as exc:
+        log.error(
+            "%s: [federation.evaluation] or [federation.limits] is invalid: %s", site_config, exc
+        )
+        raise SiteFailure("site_policy_invalid") from exc
 
 
 def _path(value: object) -> Path | None:

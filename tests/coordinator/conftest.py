@@ -12,6 +12,7 @@ import torch
 from coordinator.deployment.keys import register_site
 from site_agent.models.tiny import tiny_encoder
 from tests.template_sites import (
+    SITE_CONFIG,
     DemoSite,
     build_site,
     demo_corpus,
@@ -65,7 +66,11 @@ def world(tmp_path_factory: pytest.TempPathFactory, base_model: Path) -> World:
 
 def node_configs(world: World) -> dict[int, dict[str, str]]:
     return {
-        100 + i: {"site-id": s.site_id, "site-dir": str(s.site_dir)}
+        100 + i: {
+            "site-id": s.site_id,
+            "site-dir": str(s.site_dir),
+            "site-config": str(s.site_dir / SITE_CONFIG),
+        }
         for i, s in enumerate(world.sites.values())
     }
 
