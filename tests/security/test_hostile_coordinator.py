@@ -213,16 +213,22 @@ def fedavg(**changes: Any) -> Callable[[Path], RecordDict]:
     return build
 
 
+CS, FA = wire.CROSS_SITE, wire.FEDAVG_TRAIN
+ONE_MB, TINY = (
+    "[federation.limits]\nmax_model_mb = 1\n",
+    "[federation.limits]\nmax_model_mb = 1e-6\n",
+)
+MANY_LABELS = tuple(f"L{i}" for i in range(1000))
 BOUNDS = [
     # (row, message type, message, site.toml, the named refusal)
-    ("bootstrap resamples", wire.CROSS_SITE, cross_site(bootstrap=10**7), "", "max_bootstrap_exceeded"),
-    ("number of models", wire.CROSS_SITE, many_models, "", "max_models_exceeded"),
-    ("labels", wire.CROSS_SITE, cross_site(labels=tuple(f"L{i}" for i in range(1000))), "", "max_labels_exceeded"),
-    ("model size", wire.CROSS_SITE, big_model, "[federation.limits]\nmax_model_mb = 1\n", "max_model_mb_exceeded"),
-    ("local epochs", wire.FEDAVG_TRAIN, fedavg(local_epochs=10**6), "", "max_local_epochs_exceeded"),
-    ("batch size", wire.FEDAVG_TRAIN, fedavg(batch_size=10**7), "", "max_batch_size_exceeded"),
-    ("learning rate", wire.FEDAVG_TRAIN, fedavg(learning_rate=1e6), "", "max_learning_rate_exceeded"),
-    ("global model size", wire.FEDAVG_TRAIN, fedavg(), "[federation.limits]\nmax_model_mb = 1e-6\n", "max_model_mb_exceeded"),
+    ("bootstrap resamples", CS, cross_site(bootstrap=10**7), "", "max_bootstrap_exceeded"),
+    ("number of models", CS, many_models, "", "max_models_exceeded"),
+    ("labels", CS, cross_site(labels=MANY_LABELS), "", "max_labels_exceeded"),
+    ("model size", CS, big_model, ONE_MB, "max_model_mb_exceeded"),
+    ("local epochs", FA, fedavg(local_epochs=10**6), "", "max_local_epochs_exceeded"),
+    ("batch size", FA, fedavg(batch_size=10**7), "", "max_batch_size_exceeded"),
+    ("learning rate", FA, fedavg(learning_rate=1e6), "", "max_learning_rate_exceeded"),
+    ("global model size", FA, fedavg(), TINY, "max_model_mb_exceeded"),
 ]  # fmt: skip
 
 
