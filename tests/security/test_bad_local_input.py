@@ -17,11 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from protocol.export import MANIFEST
-from site_agent.federation.bundle import latest_bundle
-from site_agent.pipeline.lock import WorkDirBusy, work_dir_lock
-from site_agent.stages.pipeline import remove_partial_bundles
-
 REPO = Path(__file__).resolve().parents[2]
 OK = {"id": "a", "text": "Ana vino", "spans": [{"start": 0, "end": 3, "label": "PER"}]}
 
@@ -141,49 +136,3 @@ def test_bad_input_ends_with_a_named_error(tmp_path: Path, row: Row) -> None:
     assert not (tmp_path.parent / "evil.ed25519.key.pem").exists()  # nothing written outside
     if row.name.startswith("auth-key"):
         assert "registered" in (tmp_path / "supernode.key").read_text()  # the key is kept
-
-
-# --- faults -------------------------------------------------------------------------------
-
-
-def bundle(outbox: Path, name: str, created_at: str) -> Path:
-    folder = outbox / name
-    folder.mkdir(parents=True)
-    (folder / MANIFEST).write_text(json.dumps({"created_at": created_at}), encoding="utf-8")
-    return folder
-
-
-def test_an_interrupted_exports_folder_is_never_picked_and_is_cleaned(tmp_path: Path) -> None:
-    outbox = tmp_path / "outbox"
-    real = bundle(outbox, "site-a-2026", "2026-01-01T00:00:00")
-    bundle(outbox, ".site-a-2027.x1y2.tmp", "2027-01-01T00:00:00")  # SIGKILL during export
-    bundle(outbox, ".site-a-2026.old", "2028-01-01T00:00:00")
-    assert latest_bundle(outbox) == real
-    remove_partial_bundles(outbox)
-    assert sorted(p.name for p in outbox.iterdir()) == [real.name]
-
-
-def test_a_second_run_over_a_work_dir_is_refused_naming_the_first(tmp_path: Path) -> None:
-    first = subprocess.Popen(
-        [
-            "python3",
-            "-c",
-            "import sys, time; from pathlib import Path; "
-            "from site_agent.pipeline.lock import work_dir_lock\n"
-            "with work_dir_lock(Path(sys.argv[1])):\n"
-            "    print('locked', flush=True); time.sleep(60)",
-            str(tmp_path),
-        ],
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert first.stdout is not None and first.stdout.readline().strip() == "locked"
-        with pytest.raises(WorkDirBusy, match=rf"pid {first.pid} .*fix:"), work_dir_lock(tmp_path):
-            pass
-    finally:
-        first.kill()
-        first.wait()
-    with work_dir_lock(tmp_path):  # released when its holder died
-        pass
