@@ -17,7 +17,7 @@ from shared.corpus_io import read_corpus
 from site_agent.config import SiteConfig
 
 if TYPE_CHECKING:
-    from site_agent.audit.identifying import IdentifyingIndex
+    from site_agent.privacy.identifying import IdentifyingIndex
     from site_agent.generate.modes import GenerationMode
 
 
@@ -50,7 +50,7 @@ def identifying_index(config: SiteConfig, real_train: Path) -> Callable[[], Iden
     filler), never shown to the generator."""
 
     def build() -> IdentifyingIndex:
-        from site_agent.audit.identifying import IdentifyingIndex
+        from site_agent.privacy.identifying import IdentifyingIndex
 
         real = read_corpus(real_train).documents  # what the audit compares with
         filters = config.audit.policy.filters
