@@ -165,7 +165,7 @@ SITE_CONFIG = "site.toml"
 OPEN_EVALUATION = """\
 [federation.evaluation]
 max_models_per_run = 1000
-min_support = 1
+min_support = 0
 grid = 0.0
 intervals = true
 """

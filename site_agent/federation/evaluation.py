@@ -49,6 +49,8 @@ def _estimate(estimate: Estimate, policy: EvaluationPolicy) -> Estimate:
     value = on_grid(estimate.value, policy.grid)
     if not policy.intervals:
         return Estimate(value=value, low=value, high=value)
+    if policy.grid <= 0:
+        return estimate  # full precision: as measured
     low, high = (on_grid(x, policy.grid) for x in (estimate.low, estimate.high))
     return Estimate(value=value, low=min(low, value), high=max(high, value))
 

@@ -33,9 +33,9 @@ class EvaluationPolicy(ProtocolModel):
     )
     min_support: int = Field(
         50,
-        ge=1,
+        ge=0,
         description="gold mentions a label (and spans and documents the split) needs before "
-        "its figure is returned",
+        "its figure is returned (0: every label, even one no gold span has)",
     )
     grid: float = Field(
         0.1,
@@ -70,7 +70,12 @@ class EvaluationPolicy(ProtocolModel):
         else:
             total = self.max_models_per_run * self.figures_per_model(n_labels)
             bits = f"at most {total * math.log2(points):.0f} bits"
-        one_mention = 2 / (self.min_support + 1)
+        one_mention = min(1.0, 2 / (self.min_support + 1))
+        labels = (
+            "a single-mention label is never returned"
+            if self.min_support >= 2
+            else "a single-mention label IS returned"
+        )
         hidden = self.grid > 0 and one_mention < self.grid / 2
         single = (
             "hidden: one mention moves a figure by at most "
@@ -84,7 +89,7 @@ class EvaluationPolicy(ProtocolModel):
             f"evaluation bound per run: {self.max_models_per_run} models x "
             f"{self.figures_per_model(n_labels)} figures on a grid of {self.grid}: {bits} about "
             f"the test split; per-label recall only for labels with >= {self.min_support} "
-            f"mentions (a single-mention label is never returned); a single mention is {single}"
+            f"mentions ({labels}); a single mention is {single}"
         )
 
 

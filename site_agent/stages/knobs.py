@@ -17,8 +17,8 @@ from shared.corpus_io import read_corpus
 from site_agent.config import SiteConfig
 
 if TYPE_CHECKING:
-    from site_agent.privacy.identifying import IdentifyingIndex
     from site_agent.generate.modes import GenerationMode
+    from site_agent.privacy.identifying import IdentifyingIndex
 
 
 def generation_mode(config: SiteConfig) -> GenerationMode:
