@@ -2,13 +2,43 @@
 
 from __future__ import annotations
 
+import operator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from protocol.base import SCHEMA_VERSION, ProtocolModel
 from protocol.checks import duplicate_id_problems, span_problems
+
+
+def _strict_offset(value: Any) -> int:
+    """An integer offset: a string, boolean or float is refused, not coerced ("3" is no
+    offset; ``true`` is not 1)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        kind = "boolean" if isinstance(value, bool) else type(value).__name__
+        raise ValueError(
+            f"a span offset must be an integer, not the {kind} {value!r}; fix: write offsets "
+            "as JSON numbers without quotes, e.g. 12"
+        )
+    return operator.index(value)
+
+
+Offset = Annotated[int, BeforeValidator(_strict_offset)]
+
+
+def utf8_text(value: str, what: str) -> str:
+    """``value`` once every character can be written as UTF-8 (no unpaired surrogate)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{what} holds the unpaired surrogate U+{ord(value[exc.start]):04X} at character "
+            f"{exc.start}, which is not text (it cannot be written as UTF-8); fix: remove it "
+            "or repair the escape (a \\ud800-\\udbff escape must be followed by a "
+            "\\udc00-\\udfff one)"
+        ) from None
+    return value
 
 
 class Span(ProtocolModel):
@@ -18,9 +48,14 @@ class Span(ProtocolModel):
     and can name the document in its message.
     """
 
-    start: int
-    end: int
+    start: Offset
+    end: Offset
     label: str
+
+    @field_validator("label")
+    @classmethod
+    def _label_text(cls, label: str) -> str:
+        return utf8_text(label, "the label")
 
 
 class Document(ProtocolModel):
@@ -31,6 +66,11 @@ class Document(ProtocolModel):
     spans: tuple[Span, ...] = ()
     source: str | None = None
     meta: dict[str, Any] | None = None
+
+    @field_validator("id", "text", "source")
+    @classmethod
+    def _utf8(cls, value: str | None) -> str | None:
+        return value if value is None else utf8_text(value, "the value")
 
     @field_validator("spans")
     @classmethod

@@ -41,6 +41,17 @@ SiteErrorCode = Literal[
     "training_failed",
     "evaluation_failed",
     "internal_error",
+    # the site's own policy (site_agent/federation/policy.py) refused the request
+    "site_policy_invalid",
+    "insufficient_support",
+    "evaluation_budget_exhausted",
+    "max_models_exceeded",
+    "max_model_mb_exceeded",
+    "max_bootstrap_exceeded",
+    "max_labels_exceeded",
+    "max_local_epochs_exceeded",
+    "max_batch_size_exceeded",
+    "max_learning_rate_exceeded",
 ]
 
 # Reasons the coordinator gives when it leaves a site or bundle out of a round.

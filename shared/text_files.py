@@ -19,6 +19,7 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,9 @@ FOREIGN_BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_BE, "UTF-16"),
 )
 _SNIFF_BYTES = 4096
+MAX_TEXT_BYTES = 1 << 30
+"""The largest text file read (1 GiB): a corpus, site.toml or mapping beyond it is refused
+before it is read, so ``/dev/zero`` or a runaway file cannot exhaust memory."""
 
 
 @dataclass(frozen=True)
@@ -124,10 +128,12 @@ def read_text_file(
     *,
     what: str = "file",
     error: type[ToolkitError] = CorpusFormatError,
+    max_bytes: int = MAX_TEXT_BYTES,
 ) -> TextFile:
     """Read ``path`` as UTF-8; every failure is an ``error`` naming the file and the fix.
 
-    ``what`` names the file's role in messages ("corpus file", "site config").
+    ``what`` names the file's role in messages ("corpus file", "site config"). Only a regular
+    file of at most ``max_bytes`` is read (a device, pipe or larger file is refused).
     """
     target = Path(path)
     if target.is_dir():
@@ -138,7 +144,7 @@ def read_text_file(
             "itself (not the folder that holds it)",
         )
     try:
-        data = target.read_bytes()
+        data = _read_capped(target, what, error, max_bytes)
     except FileNotFoundError:
         raise _error(error, target, f"no such file; fix: check the path of the {what}") from None
     except OSError as exc:
@@ -146,6 +152,27 @@ def read_text_file(
             error, target, f"cannot read the {what} ({exc.strerror}); fix: check its permissions"
         ) from None
     return decode_text(data, target, what=what, error=error)
+
+
+def _read_capped(path: Path, what: str, error: type[ToolkitError], max_bytes: int) -> bytes:
+    """The bytes of a regular file no larger than ``max_bytes`` (read at most that many)."""
+    if not stat.S_ISREG(path.stat().st_mode):  # before opening: a FIFO's open would block
+        raise _error(
+            error,
+            path,
+            f"is not a regular file (a device, pipe or socket); the {what} must be a file "
+            "on disk; fix: pass the path of the file itself",
+        )
+    with path.open("rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise _error(
+            error,
+            path,
+            f"is larger than the cap of {max_bytes} bytes for a {what}; fix: check that it is "
+            "the right file, or split it",
+        )
+    return data
 
 
 def read_text(

@@ -51,4 +51,8 @@ def fedavg(message: Message, context: Context) -> Message:
 
 @app.evaluate("cross_site")
 def cross_site(message: Message, context: Context) -> Message:
-    return answer(message, context, lambda layout: handlers.cross_site(layout, message.content))
+    return answer(
+        message,
+        context,
+        lambda layout: handlers.cross_site(layout, message.content, message.metadata.run_id),
+    )

@@ -17,9 +17,15 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined, to_jsonable_python
 
 from site_agent.config import SiteConfig
+from site_agent.federation.policy import EvaluationPolicy, InstructionLimits
 
-# Tables validated elsewhere: ``[federation]`` belongs to ``site-agent join``.
+# Tables validated elsewhere: ``[federation]`` belongs to ``site-agent join``; its settings
+# tables are documented here like the others.
 FOREIGN_TABLES = {"federation": "site_agent.federation.join"}
+FOREIGN_SETTINGS: dict[tuple[str, ...], type[BaseModel]] = {
+    ("federation", "evaluation"): EvaluationPolicy,
+    ("federation", "limits"): InstructionLimits,
+}
 
 
 def table_type(info: FieldInfo) -> type[BaseModel] | None:
@@ -78,7 +84,7 @@ def reference() -> str:
         "command-line overrides; errors name the field (`site.toml: [adapt -> lora_r] ...`).",
         "",
     ]
-    for path, model in tables():
+    for path, model in [*tables(), *FOREIGN_SETTINGS.items()]:
         title = "top level" if not path else f"[{'.'.join(path)}]"
         lines += [f"## {title}: `{model.__module__}.{model.__qualname__}`", ""]
         lines += [

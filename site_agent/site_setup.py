@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from protocol.export import SITE_ID_PATTERN
 from shared.atomic import atomic_write_text
 from shared.errors import UsageError
 from shared.signing import generate_signing_key
+from shared.supernode_keys import create_supernode_auth_key
 from site_agent.stages.pipeline import folder_of
 
 STARTER_TOML = """\
@@ -165,6 +168,18 @@ def starter_toml(
     )
 
 
+def check_site_id(site_id: str, option: str) -> str:
+    """``site_id`` when it matches ``SITE_ID_PATTERN`` (it names files and bundles, so no
+    ``/``, ``..`` or leading dot), else a UsageError naming the option and the fix."""
+    if not re.fullmatch(SITE_ID_PATTERN, site_id):
+        raise UsageError(
+            f"{option} {site_id!r} is not a site id: it must match {SITE_ID_PATTERN} (letters, "
+            "digits, '_', '.', '-', starting with a letter or digit, at most 64; no '/'); "
+            "fix: choose a short id such as hospital-a"
+        )
+    return site_id
+
+
 def initialise_site(
     site_id: str,
     keys_dir: Path,
@@ -175,6 +190,7 @@ def initialise_site(
     language: CorpusLanguage | None = None,
 ) -> SiteSetup:
     """Write the key pair and the starter config; refuse to overwrite unless ``force``."""
+    check_site_id(site_id, "--site-id")
     private, public = key_paths(keys_dir, site_id)
     existing = [p for p in (private, config) if p.exists()]
     if existing and not force:
@@ -189,3 +205,18 @@ def initialise_site(
         starter_toml(site_id, private.resolve(), corpus, Path("runs") / site_id, language),
     )
     return SiteSetup(kid, private, public, config)
+
+
+def new_auth_key(private: Path, *, force: bool = False) -> Path:
+    """A SuperNode auth key pair at ``private`` (+ ``.pub``); returns the public key path.
+    An existing key is replaced only with ``force``: the coordinator registered its public
+    half, so a new one locks the site out until it is registered again."""
+    public = private.with_name(private.name + ".pub")
+    existing = [p for p in (private, public) if p.exists()]
+    if existing and not force:
+        raise UsageError(
+            f"{', '.join(map(str, existing))} already exist(s); the coordinator registered "
+            "this key, and a new one would lock the site out until it is registered again. "
+            "fix: pass --force to replace it (then send the new .pub), or choose another --out"
+        )
+    return create_supernode_auth_key(private)

@@ -159,6 +159,18 @@ def write_stage_record(stage_dir: Path, stage: str, artifacts: dict[str, str]) -
     atomic_write_text(stage_dir / "stage.json", json.dumps(record, indent=2))
 
 
+# Template test splits are a dozen made-up notes: no figure could hide one mention there, so
+# the test sites score everything at full precision (a real site keeps the safe defaults).
+SITE_CONFIG = "site.toml"
+OPEN_EVALUATION = """\
+[federation.evaluation]
+max_models_per_run = 1000
+min_support = 0
+grid = 0.0
+intervals = true
+"""
+
+
 def build_site(
     root: Path,
     site_id: str,
@@ -204,6 +216,7 @@ def build_site(
         binding=binding,
     )
     build_bundle(request)
+    atomic_write_text(site_dir / SITE_CONFIG, OPEN_EVALUATION)
     return DemoSite(site_id, site_dir, keys / "signing.pub", key_id)
 
 
@@ -239,7 +252,13 @@ def prepare_template_federation(
         register_site(registry, site_id, site.signing_public_key, auth_public)
         keys = site.site_dir / "keys"
         sites.append(
-            LocalSite(site_id, site.site_dir, keys / "supernode.key", keys / "signing.key")
+            LocalSite(
+                site_id,
+                site.site_dir,
+                keys / "supernode.key",
+                signing_key=keys / "signing.key",
+                site_config=site.site_dir / SITE_CONFIG,
+            )
         )
     mapping = work / "mapping.json"
     atomic_write_text(mapping, demo_mapping().model_dump_json(indent=2))

@@ -51,6 +51,7 @@ class LocalSite:
     site_dir: Path
     auth_key: Path  # OpenSSH private key; the ``.pub`` lies beside it
     signing_key: Path | None = None  # signs the collect nonce (site.toml's signing_key)
+    site_config: Path | None = None  # its [federation.evaluation] and [federation.limits]
 
     def receive_ca(self, ca_certificate: Path) -> None:
         """Nothing to do: the CA is passed on the command line."""
@@ -66,6 +67,7 @@ class LocalSite:
                     "site-id": self.site_id,
                     "site-dir": self.site_dir,
                     "signing-key": self.signing_key,
+                    "site-config": self.site_config,
                 }
             ),
             root_certificates=transport.root_certificates,

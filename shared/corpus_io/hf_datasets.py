@@ -30,6 +30,8 @@ from shared.corpus_io.sidecar import (
     write_corpus_sidecar,
 )
 from shared.errors import CorpusFormatError
+from shared.limits import JsonLimits, LimitExceeded, parse_json
+from shared.text_files import read_text
 from shared.validation_messages import validation_lines
 
 if TYPE_CHECKING:
@@ -157,13 +159,52 @@ def read_saved_dataset(folder: Path) -> Corpus:
             f"split folder, e.g. {folder / splits[0] if splits else folder / 'train'}",
             path=folder,
         )
-    ds = load_from_disk(str(folder))
+    check_dataset_files(folder)
+    try:
+        ds = load_from_disk(str(folder))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorpusFormatError(
+            f"is not a readable `datasets` folder ({exc}); fix: save it again with "
+            "Dataset.save_to_disk",
+            path=folder,
+        ) from exc
     documents = documents_from_dataset(ds, folder)
     extra = read_corpus_sidecar(folder / CORPUS_SIDECAR)
     names = _label_names(ds)
     if names and "labels" not in extra:
         extra["labels"] = tuple(names)
     return assemble_corpus(documents, extra, folder)
+
+
+DATASET_FILES = ("state.json", "dataset_info.json")
+
+
+def check_dataset_files(folder: Path) -> None:
+    """The folder's ``state.json`` and ``dataset_info.json`` are JSON objects (within caps),
+    so a truncated or empty one is named instead of failing deep inside ``datasets``."""
+    for name in DATASET_FILES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            value = parse_json(read_text(path, what="dataset file"), JsonLimits(), str(path))
+        except LimitExceeded as exc:
+            raise CorpusFormatError(str(exc), path=path) from exc
+        except ValueError as exc:
+            line = getattr(exc, "lineno", 1)
+            raise CorpusFormatError(
+                f"is not valid JSON ({getattr(exc, 'msg', exc)}); `datasets` needs it to load "
+                f"the folder; fix: save the dataset again with Dataset.save_to_disk",
+                path=path,
+                line=line,
+            ) from exc
+        if not isinstance(value, dict):
+            raise CorpusFormatError(
+                f"holds a {type(value).__name__}, not a JSON object; fix: save the dataset "
+                "again with Dataset.save_to_disk",
+                path=path,
+                line=1,
+            )
 
 
 def write_saved_dataset(corpus: Corpus, folder: Path) -> None:

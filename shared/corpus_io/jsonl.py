@@ -22,6 +22,7 @@ from shared.corpus_io.sidecar import (
     write_corpus_sidecar,
 )
 from shared.errors import CorpusFormatError
+from shared.limits import JsonLimits, LimitExceeded, parse_json
 from shared.text_files import read_text, text_lines
 from shared.validation_messages import validation_lines
 
@@ -39,8 +40,13 @@ def document_to_json(doc: Document) -> dict[str, Any]:
     return row
 
 
+LINE_LIMITS = JsonLimits()  # one document per line: 8 MB, nested 32 deep at most
+
+
 def parse_documents(path: Path) -> tuple[list[Document], list[str]]:
-    """Every document that validates, and every problem found (``file:line: message``)."""
+    """Every document that validates, and every problem found (``file:line: message``).
+
+    Each line is checked against :data:`LINE_LIMITS` before it is parsed."""
     documents: list[Document] = []
     problems: list[str] = []
     ids: list[str] = []
@@ -50,7 +56,10 @@ def parse_documents(path: Path) -> tuple[list[Document], list[str]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = parse_json(line, LINE_LIMITS, "the line")
+        except LimitExceeded as exc:
+            problems.append(f"{path}:{number}: {exc}")
+            continue
         except json.JSONDecodeError as exc:
             problems.append(
                 f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); "

@@ -299,7 +299,8 @@ def render_markdown(report: AuditReport) -> str:
         "",
         f"- date: {report.created_at:%Y-%m-%d %H:%M} UTC; tool version {report.tool_version}",
         f"- policy: {report.policy_name} (config digest `{report.config_digest[:16]}…`)",
-        f"- real training corpus: sha256 `{report.real_corpus_sha256[:16]}…`",
+        "- real text the generator saw (training + validation): sha256 "
+        f"`{report.real_corpus_sha256[:16]}…`",
         f"- synthetic corpus audited: sha256 `{report.input_corpus_sha256[:16]}…`",
         f"- exportable corpus `{report.audited_corpus_file}`: "
         f"sha256 `{report.audited_corpus_sha256}`",

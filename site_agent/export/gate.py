@@ -11,7 +11,8 @@ its rule:
    (``audit_report_valid``, else the names of the failing rules);
 4. ``audited_corpus_hash``: the corpus file is the one the audit passed (not a stale report);
 5. with an :class:`AuditBinding` (the export always gives one), the binding: the report
-   compared this run's real training text (``audit_real_corpus``), audited this run's
+   compared every real note this run's generator saw, training and validation (the
+   prompts) alike (``audit_real_corpus``), audited this run's
    synthetic corpus (``audit_synthetic_input``), under the site's policy, tokenizer, PII
    surrogates and canaries (``audit_settings``);
 6. ``audit_verdict``: the site policy's rules, judged again on the report's own figures,
@@ -42,6 +43,7 @@ from shared.corpus_io import read_corpus
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_file
 from site_agent.audit.policy import AuditPolicy
+from site_agent.audit.reference import read_generator_reference
 from site_agent.audit.rules import evaluate, flatten
 from site_agent.audit.run import audit_settings_digest
 from site_agent.audit.seal import SEAL_FILE, seal_holds
@@ -56,7 +58,9 @@ RERUN = "re-run the audit stage (site-agent synthesize --from audit); do not edi
 class AuditBinding:
     """What this site's audit must have compared, named by the files now on disk.
 
-    ``real`` is the real training text the audit stage reads (``split.train``), ``synthetic``
+    ``real`` is the real training text the audit stage reads (``split.train``),
+    ``validation`` the validation notes whose openings prompted the generator
+    (``split.validation``; the audit's reference is both, ``audit/reference.py``), ``synthetic``
     the corpus it audits (``annotate.corpus``), ``seal_key`` the site's audit sealing key
     (``seal.seal_key``: when set, ``audit.json`` must carry the audit stage's seal),
     ``policy`` the site config's ``[audit.policy]`` (its ``AuditPolicy``, or the table as a
@@ -73,6 +77,7 @@ class AuditBinding:
     membership_canaries: Path | None = None
     tokenizer: str | None = None
     seal_key: bytes | None = None
+    validation: Path | None = None
 
     def audit_policy(self) -> AuditPolicy:
         """The site policy as an :class:`AuditPolicy` (a mapping is validated)."""
@@ -186,8 +191,10 @@ def check_corpus_hash(corpus_path: Path, report_path: Path, report: AuditReport)
         )
 
 
-def _check_hash(rule: str, what: str, path: Path, claimed: str) -> Corpus:
-    corpus = read_corpus(path)
+def _check_hash(
+    rule: str, what: str, path: Path, claimed: str, corpus: Corpus | None = None
+) -> Corpus:
+    corpus = read_corpus(path) if corpus is None else corpus
     actual = corpus_sha256(corpus)
     if actual != claimed:
         raise refuse(
@@ -202,8 +209,18 @@ def _check_hash(rule: str, what: str, path: Path, claimed: str) -> Corpus:
 def check_binding(report: AuditReport, binding: AuditBinding, policy: AuditPolicy) -> Corpus:
     """The report compared this run's real text and synthetic corpus under the site's
     settings; returns the synthetic corpus it audited."""
+    where = (
+        binding.real
+        if binding.validation is None
+        else Path(f"{binding.real} + {binding.validation}")
+    )
     _check_hash(
-        "audit_real_corpus", "the real training text", binding.real, report.real_corpus_sha256
+        "audit_real_corpus",
+        "the real text the generator saw (training notes and the validation notes it was "
+        "prompted with)",
+        where,
+        report.real_corpus_sha256,
+        read_generator_reference(binding.real, binding.validation),
     )
     synthetic = _check_hash(
         "audit_synthetic_input",

@@ -34,9 +34,16 @@ from site_agent.federation.layout import SiteFailure
 log = logging.getLogger(__name__)
 
 
+def is_partial(folder: Path) -> bool:
+    """A folder an export is building or replacing (``.<id>.*.tmp``, ``.<id>.old``), or any
+    hidden or ``.tmp`` folder: never a bundle to send."""
+    return folder.name.startswith(".") or folder.name.endswith(".tmp")
+
+
 def latest_bundle(export_dir: Path) -> Path:
-    """The bundle folder whose manifest is newest (``export_dir`` itself may be one)."""
-    candidates = [p.parent for p in export_dir.glob("*/" + MANIFEST)]
+    """The bundle folder whose manifest is newest (``export_dir`` itself may be one); hidden
+    and ``.tmp`` folders (an interrupted export's) are never picked."""
+    candidates = [p.parent for p in export_dir.glob("*/" + MANIFEST) if not is_partial(p.parent)]
     if (export_dir / MANIFEST).exists():
         candidates.append(export_dir)
     if not candidates:

@@ -2,7 +2,9 @@
 
 Nothing here returns text from the site's notes: roll call sends counts and labels, collect
 sends the already-audited export bundle, training sends weights, evaluation sends metrics.
-Instructions arrive as protocol models (``protocol.rounds``) through ``shared.wire``.
+Instructions arrive as protocol models (``protocol.rounds``) through ``shared.wire``; every
+number in them is checked against the site's ``[federation.limits]`` (``bounds.py``) and
+scoring follows its ``[federation.evaluation]`` policy (``evaluation.py``).
 """
 
 from __future__ import annotations
@@ -33,11 +35,18 @@ from shared.corpus_io import read_corpus
 from shared.label_mapping import harmonise
 from shared.metrics.model_metrics import evaluate_predictions
 from shared.transport import pack_model_dir
+from site_agent.federation.bounds import check_cross_site, check_fedavg
 from site_agent.federation.bundle import (
     latest_bundle,
     pack_bundle,
     read_manifest,
     verified_bundle,
+)
+from site_agent.federation.evaluation import (
+    EvaluationLog,
+    check_support,
+    model_sha256,
+    released,
 )
 from site_agent.federation.layout import SiteFailure, SiteLayout
 
@@ -123,6 +132,7 @@ def unpack_model(content: RecordDict, name: str, out_dir: Path) -> Path:
 def fedavg_train(layout: SiteLayout, content: RecordDict) -> RecordDict:
     """Train the received global model on this site's synthetic corpus for E local epochs."""
     task = read_instruction(content, FedAvgInstruction)
+    check_fedavg(task, content, layout.limits)
     corpus = to_shared_labels(_own_synthetic_corpus(layout), task.mapping, task.labels)
     settings = AnnotatorSettings(
         epochs=task.local_epochs,
@@ -146,50 +156,76 @@ def fedavg_train(layout: SiteLayout, content: RecordDict) -> RecordDict:
 
 
 def _score(
-    predicted: Corpus, gold: Corpus, mapping: LabelMapping | None, task: CrossSiteInstruction
+    predicted: Corpus,
+    gold: Corpus,
+    mapping: LabelMapping | None,
+    task: CrossSiteInstruction,
+    intervals: bool,
 ) -> ModelMetrics:
     gold_shared = to_shared_labels(gold, mapping, task.labels)
     pred_shared = to_shared_labels(predicted, mapping, task.labels)
-    return evaluate_predictions(
-        gold_shared, pred_shared, None, n_bootstrap=task.bootstrap, seed=task.seed
-    )
+    n_bootstrap = task.bootstrap if intervals else 0  # no resamples for intervals never sent
+    return evaluate_predictions(gold_shared, pred_shared, None, n_bootstrap, seed=task.seed)
 
 
-def _evaluate_one(
-    name: str, content: RecordDict, gold: Corpus, task: CrossSiteInstruction
-) -> ModelMetrics:
-    with tempfile.TemporaryDirectory() as tmp:
-        predicted = annotate(unpack_model(content, name, Path(tmp)), gold)
+class Scoring:
+    """One cross-site message scored under the site's evaluation policy, logged per model."""
+
+    def __init__(self, layout: SiteLayout, task: CrossSiteInstruction, run_id: int) -> None:
+        self.policy = layout.evaluation
+        self.task = task
+        self.log = EvaluationLog(layout.site_dir / self.policy.log, run_id, self.policy)
+
+    def score(
+        self, name: str, model_dir: Path, gold: Corpus, mapping: LabelMapping | None
+    ) -> ModelMetrics:
+        """The released figures of the model in ``model_dir``, within the run's budget."""
+        sha = model_sha256(model_dir)
+        if self.log.remaining() == 0:
+            self.log.record(name, sha, None, "evaluation_budget_exhausted")
+            raise SiteFailure("evaluation_budget_exhausted")
+        predicted = annotate(model_dir, gold)
+        full = _score(predicted, gold, mapping, self.task, self.policy.intervals)
+        figures = released(full, to_shared_labels(gold, mapping, self.task.labels), self.policy)
+        self.log.record(name, sha, figures, None)
+        return figures
+
+
+def _evaluate_one(name: str, content: RecordDict, gold: Corpus, scoring: Scoring) -> ModelMetrics:
     # Coordinator models tag in the shared label space; exported site encoders are mapped.
+    task = scoring.task
     mapping = task.mapping if name in task.mapped_models else None
-    return _score(predicted, gold, mapping, task)
+    with tempfile.TemporaryDirectory() as tmp:
+        return scoring.score(name, unpack_model(content, name, Path(tmp)), gold, mapping)
 
 
-def _evaluate_baseline(
-    layout: SiteLayout, gold: Corpus, task: CrossSiteInstruction
-) -> ModelMetrics:
+def _evaluate_baseline(layout: SiteLayout, gold: Corpus, scoring: Scoring) -> ModelMetrics:
     if layout.annotator_dir is None or not has_annotator(layout):
         raise SiteFailure("annotator_missing")
-    predicted = annotate(layout.annotator_dir, gold)
-    return _score(predicted, gold, task.mapping, task)
+    return scoring.score(BASELINE, layout.annotator_dir, gold, scoring.task.mapping)
 
 
-def cross_site(layout: SiteLayout, content: RecordDict) -> RecordDict:
-    """Score every received model, and the site's own annotator, on the held-out test split."""
+def cross_site(layout: SiteLayout, content: RecordDict, run_id: int = 0) -> RecordDict:
+    """Score every received model, and the site's own annotator, on the held-out test split,
+    as far as the site's limits and evaluation policy allow."""
     task = read_instruction(content, CrossSiteInstruction)
+    check_cross_site(task, content, layout.limits)
     gold = load_test_split(layout)
+    check_support(gold, layout.evaluation)
+    scoring = Scoring(layout, task, run_id)
+    scoring.log.open_run(len(task.labels))
     metrics: dict[str, ModelMetrics] = {}
     errors: dict[str, SiteErrorCode] = {}
     for name in task.models:
         try:
-            metrics[name] = _evaluate_one(name, content, _map_gold(gold, task.mapping), task)
+            metrics[name] = _evaluate_one(name, content, _map_gold(gold, task.mapping), scoring)
         except SiteFailure as failure:
             errors[name] = failure.code
         except Exception:
             errors[name] = "evaluation_failed"
     if task.include_baseline:
         try:
-            metrics[BASELINE] = _evaluate_baseline(layout, gold, task)
+            metrics[BASELINE] = _evaluate_baseline(layout, gold, scoring)
         except SiteFailure as failure:
             errors[BASELINE] = failure.code
         except Exception:

@@ -10,6 +10,10 @@
     signing-key = "keys/site.key.pem"         # signs the coordinator's collect nonce
                                               # (default: site.toml's signing_key)
 
+    [federation.evaluation]                   # what the site returns when asked to score
+    [federation.limits]                       # the most a coordinator message may ask
+
+(``policy.py``). The ClientApp reads the two tables from this site.toml at every message.
 Relative paths are taken from the folder of site.toml.
 """
 
@@ -19,7 +23,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from protocol.export import SITE_ID_PATTERN
 from shared.config_files import read_toml, resolve_paths
@@ -27,6 +31,7 @@ from shared.errors import ConfigError
 from shared.flower_env import DeploymentError, flower_env, node_config, supernode_argv
 from shared.transport_policy import Transport, choose_transport
 from shared.validation_messages import validation_lines
+from site_agent.federation.policy import EvaluationPolicy, InstructionLimits
 
 PATHS = (
     "work-dir",
@@ -54,6 +59,9 @@ class JoinConfig(BaseModel):
     annotator_dir: Path | None = Field(default=None, alias="annotator-dir")
     signing_public_key: Path | None = Field(default=None, alias="signing-public-key")
     signing_key: Path | None = Field(default=None, alias="signing-key")
+    evaluation: EvaluationPolicy = Field(default_factory=EvaluationPolicy)
+    limits: InstructionLimits = Field(default_factory=InstructionLimits)
+    _source: Path | None = PrivateAttr(default=None)  # the site.toml this came from
 
     def node_config(self) -> str:
         """The ``--node-config`` string the ClientApp reads (see federation/layout.py)."""
@@ -66,6 +74,7 @@ class JoinConfig(BaseModel):
                 "annotator-dir": self.annotator_dir,
                 "signing-public-key": self.signing_public_key,
                 "signing-key": self.signing_key,
+                "site-config": self._source,
             }
         )
 
@@ -79,9 +88,11 @@ def load_join_config(path: Path) -> JoinConfig:
         raw = {**raw, "signing-key": document["signing_key"]}  # the export's key signs the nonce
     values = resolve_paths(raw, PATHS, path.parent)
     try:
-        return JoinConfig.model_validate(values)
+        config = JoinConfig.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(f"{path}: invalid [federation]", problems=validation_lines(exc)) from exc
+    config._source = path.resolve()
+    return config
 
 
 def join_argv(config: JoinConfig, superlink: str, insecure: bool) -> list[str]:

@@ -157,6 +157,17 @@ def build_prompts(
     return prompts
 
 
+def prompt_origin(validation: Corpus, words: int) -> list[dict[str, int | str]]:
+    """Which validation notes prompt the generator and how many of their words each prompt
+    holds (a private record: ids and counts, no text)."""
+    origin: list[dict[str, int | str]] = []
+    for doc in validation.documents:
+        taken = len(opening(doc, words).text.split())
+        if taken:
+            origin.append({"note": doc.id, "words": taken, "of": len(doc.text.split())})
+    return origin
+
+
 def plan_amount(
     n_train: int, prompts: list[str], settings: GenerationSettings
 ) -> tuple[list[str], tuple[int, ...]]:

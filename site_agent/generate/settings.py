@@ -9,6 +9,10 @@ from pydantic import Field, field_validator, model_validator
 
 from protocol.base import ProtocolModel
 
+MAX_PROMPT_WORDS = 32
+"""The longest prompt: an exported note is prompt + continuation, so a prompt is real text that
+leaves unless the audit drops it; kept to an opening, never most of a note."""
+
 GENERATION_MODES = ("annotate", "tagged", "template")
 """The names ``generate/modes/`` registers (a test keeps the two equal); listed here so that
 validating ``site.toml`` does not import the modes and the engines they use."""
@@ -56,7 +60,13 @@ class GenerationSettings(ProtocolModel):
         None, ge=1, description="notes sampled from each prompt (instead of amount)"
     )
     max_documents: int | None = Field(None, ge=1, description="cap on the synthetic corpus size")
-    prompt_words: int = Field(3, ge=1, description="opening words of a validation note per prompt")
+    prompt_words: int = Field(
+        3,
+        ge=1,
+        le=MAX_PROMPT_WORDS,
+        description="opening words of a validation note per prompt (real text in every note "
+        f"made from it; at most {MAX_PROMPT_WORDS})",
+    )
     phi_prompt_share: float | None = Field(
         None,
         ge=0.0,

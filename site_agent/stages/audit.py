@@ -15,6 +15,7 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from shared.errors import ExportRefusedError, QualityGateError
 from shared.provenance import sha256_file
+from site_agent.audit.reference import read_generator_reference
 from site_agent.audit.run import run_audit
 from site_agent.audit.seal import seal_key, write_seal
 from site_agent.audit.settings import AuditSettings
@@ -42,8 +43,9 @@ def run(
     out_dir: Path,
     signing_key: Path | None = None,
 ) -> tuple[AuditReport, Path]:
-    """Audit the annotated synthetic corpus against the gold training split; seal the report
-    with ``signing_key`` when the site has one. Returns the report and the audited corpus.
+    """Audit the annotated synthetic corpus against every real note the generator saw (the
+    gold training and validation splits: adaptation text and prompts); seal the report with
+    ``signing_key`` when the site has one. Returns the report and the audited corpus.
 
     The gold spans of the real split are the real PII; the surrogates the generator saw
     instead are searched too, as ``(label, surface)`` pairs. Membership canaries, when the
@@ -54,7 +56,7 @@ def run(
         CanarySet.model_validate_json(canaries.read_text()) if canaries.stat().st_size else None
     )
     report = run_audit(
-        read_corpus(inputs["split.train"]),
+        read_generator_reference(inputs["split.train"], inputs.get("split.validation")),
         read_corpus(inputs["annotate.corpus"]),
         settings.policy,
         out_dir,
@@ -109,6 +111,7 @@ STAGE = Stage(
     settings=_settings,
     inputs=(
         "split.train",
+        "split.validation",  # the prompts are its notes' openings
         "pseudonymise.surrogates",
         "pseudonymise.canaries",
         "pseudonymise.membership_canaries",

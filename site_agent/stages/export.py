@@ -45,6 +45,7 @@ def audit_binding(config: SiteConfig, inputs: dict[str, Path]) -> AuditBinding:
         )
     return AuditBinding(
         real=train,
+        validation=inputs.get("split.validation"),
         synthetic=inputs["annotate.corpus"],
         policy=config.audit.policy,
         pii_surfaces=tuple(pii_surfaces(inputs["pseudonymise.surrogates"])),
@@ -132,6 +133,7 @@ STAGE = Stage(
         "annotator.model",  # its hash only: proves the exported encoder is not this one
         # what the audit must have compared (the gate re-hashes them):
         "split.train",
+        "split.validation",
         "annotate.corpus",
         "pseudonymise.surrogates",
         "pseudonymise.canaries",

@@ -14,6 +14,7 @@ notes whose tags are the spans, or filled templates.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from rich.progress import Progress
 
 from protocol import Corpus, Document
+from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, write_corpus
 from shared.progress import ProgressBars
 from site_agent.adapt.recipe import this_machine
@@ -28,7 +30,7 @@ from site_agent.canaries.membership import is_membership_canary
 from site_agent.config import SiteConfig
 from site_agent.generate.modes import GenerationMode, Labelled, SeedNotes
 from site_agent.generate.phi_rate import PhiRateCheck, check_phi_rate, real_rate
-from site_agent.generate.plan import GenerationPlan, plan_for_model
+from site_agent.generate.plan import GenerationPlan, plan_for_model, prompt_origin
 from site_agent.generate.prompts import prompt_renderer
 from site_agent.generate.settings import GenerationSettings
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
@@ -38,6 +40,7 @@ from site_agent.stages.run_plan import applied_generation, plan_run
 
 PARTIAL_FILE = "generation.partial.jsonl"  # the generator's resumable store
 CORPUS_FILE = "synthetic.raw.jsonl"
+PROMPT_ORIGIN = "prompt-origin.json"  # private: which validation notes, how many words each
 
 
 def run(
@@ -88,6 +91,16 @@ def forbidden_surfaces(train: Corpus, inputs: Mapping[str, Path]) -> tuple[str, 
     return tuple(sorted(seen.union(known["originals"], known["surrogates"])))
 
 
+def origin_summary(origin: list[dict[str, int | str]]) -> dict[str, int]:
+    """What stage.json says of the prompts' real text (the ids stay in ``PROMPT_ORIGIN``)."""
+    words = [int(o["words"]) for o in origin]
+    return {
+        "prompt_notes": len(origin),
+        "prompt_words_max": max(words, default=0),
+        "prompt_words_total": sum(words),
+    }
+
+
 def _settings(config: SiteConfig) -> dict[str, Any]:
     filters = config.audit.policy.filters
     return {
@@ -104,13 +117,15 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
 def _run(ctx: StageContext) -> StageOutput:
     config = ctx.config
     train = read_corpus(ctx.inputs["pseudonymise.train"])
+    validation = read_corpus(ctx.inputs["split.validation"])
+    origin = prompt_origin(validation, config.generation.prompt_words)
+    atomic_write_text(ctx.stage_dir / PROMPT_ORIGIN, json.dumps(origin, indent=1))
     seeds = SeedNotes(
         train,
         config.pseudonymise,
         forbidden_surfaces(train, ctx.inputs),
         identifying_index(config, ctx.inputs["split.train"]),
     )
-    validation = read_corpus(ctx.inputs["split.validation"])
     plan = plan_run(config, read_corpus(ctx.inputs["split.train"]), this_machine(), len(validation))
     settings = applied_generation(config, plan)
     checks: list[PhiRateCheck] = []
@@ -128,6 +143,7 @@ def _run(ctx: StageContext) -> StageOutput:
     out_path = ctx.stage_dir / CORPUS_FILE
     write_corpus(labelled.corpus, out_path)
     summary: dict[str, Any] = {"mode": config.generation.mode, "prompts": prompts}
+    summary |= origin_summary(origin)
     summary |= {"documents": len(labelled.corpus), **labelled.summary}
     summary["phi_prompt_share"] = settings.phi_prompt_share
     summary["phi_rate"] = checks[0].model_dump(mode="json") if checks else "not checked"

@@ -3,12 +3,14 @@
 A stage re-runs when its settings digest or any input hash changed, when its artifacts are
 gone or differ on disk from the hashes its record names, or when ``from_stage`` names it or
 an earlier stage. Before anything runs, the checks that would otherwise fail hours in:
-device, model names, generation backend.
+device, model names, generation backend. One run at a time per work dir (an exclusive lock,
+``pipeline/lock.py``); leftovers of an interrupted export are removed under it.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from rich.console import Console
 
 from shared.errors import UsageError
 from site_agent.config import SiteConfig
+from site_agent.pipeline.lock import work_dir_lock
 from site_agent.pipeline.runner import (
     StageRun,
     WorkDirPlacement,
@@ -83,4 +86,15 @@ def run_pipeline(
     check_runnable(config)
     placement = WorkDirPlacement(config.work_dir, stages, check_from(stages, from_stage))
     console = console or Console(stderr=True)
-    return run_stages(config, stages, placement, console=console, runs=runs)
+    with work_dir_lock(config.work_dir):
+        remove_partial_bundles(config.work_dir / "outbox")
+        return run_stages(config, stages, placement, console=console, runs=runs)
+
+
+def remove_partial_bundles(outbox: Path) -> list[Path]:
+    """Delete the hidden folders an interrupted export left in ``outbox`` (``.<id>.*.tmp``
+    being built, ``.<id>.old`` being replaced); called under the work-dir lock."""
+    removed = [p for p in outbox.glob(".*") if p.is_dir()] if outbox.is_dir() else []
+    for folder in removed:
+        shutil.rmtree(folder, ignore_errors=True)
+    return removed

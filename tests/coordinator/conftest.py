@@ -12,6 +12,7 @@ import torch
 from coordinator.deployment.keys import register_site
 from site_agent.models.tiny import tiny_encoder
 from tests.template_sites import (
+    SITE_CONFIG,
     DemoSite,
     build_site,
     demo_corpus,
@@ -69,6 +70,7 @@ def node_configs(world: World) -> dict[int, dict[str, str]]:
             "site-id": s.site_id,
             "site-dir": str(s.site_dir),
             "signing-key": str(s.site_dir / "keys" / "signing.key"),
+            "site-config": str(s.site_dir / SITE_CONFIG),
         }
         for i, s in enumerate(world.sites.values())
     }

@@ -21,6 +21,7 @@ from site_agent.config import build_site_config
 from site_agent.demo.make_demo_corpus import SHARED, build_corpus, scheme_mapping, write_corpus
 from site_agent.stages.pipeline import run_pipeline
 from tests.coordinator.fake_grid import InProcessGrid
+from tests.template_sites import OPEN_EVALUATION, SITE_CONFIG
 from tests.tiny_models import tiny_causal_lm, tiny_encoder
 
 SITES = {"ward-site": ("ward", "ward"), "radiology-site": ("radiology", "coarse")}
@@ -98,11 +99,14 @@ def federated(
         batch_size=8,
         bootstrap=10,
     )
+    open_policy = root / SITE_CONFIG
+    open_policy.write_text(OPEN_EVALUATION, encoding="utf-8")
     configs = {
         100 + i: {
             "site-id": site,
             "site-dir": str(folder),
             "signing-key": str(folder.parent / "keys" / "site.pem"),
+            "site-config": str(open_policy),
         }
         for i, (site, folder) in enumerate(sorted(work.items()))
     }

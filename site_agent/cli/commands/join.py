@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from shared.cli_support import AllowInsecureRemoteFlag, InsecureFlag
-from shared.supernode_keys import create_supernode_auth_key
 from site_agent.federation.join import join as join_federation
 from site_agent.federation.join import load_join_config
+from site_agent.site_setup import new_auth_key
 
 
 def register(app: typer.Typer) -> None:
@@ -33,8 +33,11 @@ def register(app: typer.Typer) -> None:
     @app.command("auth-key")
     def auth_key(
         out: Annotated[Path, typer.Option(help="Private key path; the .pub goes beside it.")],
+        force: Annotated[
+            bool, typer.Option("--force", help="Replace an existing key (re-register it).")
+        ] = False,
     ) -> None:
         """Create the SuperNode authentication key (ECDSA P-384, OpenSSH format)."""
-        public = create_supernode_auth_key(out)
+        public = new_auth_key(out, force=force)
         typer.echo(f"private key: {out} (keep at the site)")
         typer.echo(f"public key: {public} (send to the coordinator)")

@@ -87,7 +87,9 @@ def test_join_builds_the_supernode_command_with_tls_and_auth(tmp_path: Path) -> 
     config = load_join_config(tmp_path / "site.toml")
     argv = join_argv(config, "10.0.0.1:9093", insecure=False)
     assert argv[argv.index("--auth-supernode-private-key") + 1] == str(tmp_path / "keys/node.key")
-    assert argv[argv.index("--node-config") + 1] == f'site-id="site-a" site-dir="{tmp_path / "w"}"'
+    site = f'site-id="site-a" site-dir="{tmp_path / "w"}"'
+    policy = f'site-config="{(tmp_path / "site.toml").resolve()}"'  # [federation.evaluation]
+    assert argv[argv.index("--node-config") + 1] == f"{site} {policy}"
     config_without_keys = config.model_copy(update={"auth_private_key": None})
     with pytest.raises(ConfigError, match="auth-private-key"):
         join_argv(config_without_keys, "10.0.0.1:9093", insecure=False)

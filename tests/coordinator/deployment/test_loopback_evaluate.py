@@ -16,7 +16,7 @@ from coordinator.settings import FederationSettings
 from shared.corpus_io import read_corpus
 from shared.supernode_keys import create_supernode_auth_key
 from tests.coordinator.deployment.test_loopback_deployment import processes_mentioning
-from tests.template_sites import build_site, demo_mapping
+from tests.template_sites import SITE_CONFIG, build_site, demo_mapping
 
 
 @pytest.mark.slow
@@ -33,7 +33,8 @@ def test_evaluate_scores_given_models_and_excludes_an_impostor(
         register_site(registry, site_id, site.signing_public_key, auth)
         # site-c's node holds site-c's key but says it is site-a
         claimed = "site-a" if site_id == "site-c" else site_id
-        sites.append(LocalSite(claimed, site.site_dir, site.site_dir / "keys" / "supernode.key"))
+        key, policy = site.site_dir / "keys" / "supernode.key", site.site_dir / SITE_CONFIG
+        sites.append(LocalSite(claimed, site.site_dir, key, policy))
     mapping = work / "mapping.json"
     mapping.write_text(demo_mapping().model_dump_json(), encoding="utf-8")
     given = init_token_classifier(
