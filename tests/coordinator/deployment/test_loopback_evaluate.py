@@ -34,7 +34,7 @@ def test_evaluate_scores_given_models_and_excludes_an_impostor(
         # site-c's node holds site-c's key but says it is site-a
         claimed = "site-a" if site_id == "site-c" else site_id
         key, policy = site.site_dir / "keys" / "supernode.key", site.site_dir / SITE_CONFIG
-        sites.append(LocalSite(claimed, site.site_dir, key, policy))
+        sites.append(LocalSite(claimed, site.site_dir, key, site_config=policy))
     mapping = work / "mapping.json"
     mapping.write_text(demo_mapping().model_dump_json(), encoding="utf-8")
     given = init_token_classifier(
