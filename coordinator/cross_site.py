@@ -121,7 +121,8 @@ def checked_reply(
         elif labels:  # recall of labels nobody asked for is not reported
             recall = {k: v for k, v in figures.label_recall.items() if k in labels}
             metrics[name] = figures.model_copy(update={"label_recall": recall})
-    return CrossSiteReply(metrics=metrics, errors=errors)
+    state.evaluation_bounds[site] = answer.evaluation_bound
+    return CrossSiteReply(metrics=metrics, errors=errors, evaluation_bound=answer.evaluation_bound)
 
 
 def read_reply(

@@ -28,6 +28,7 @@ class RunState:
     exclusions: list[Exclusion] = field(default_factory=list)
     roll: dict[str, RollCallReply] = field(default_factory=dict)
     fedavg_rounds: list[FedAvgRound] = field(default_factory=list)
+    evaluation_bounds: dict[str, str] = field(default_factory=dict)  # site -> its stated bound
 
     def __post_init__(self) -> None:
         log_safety.install(log)  # site ids, labels and reasons in log lines stay one line

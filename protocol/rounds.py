@@ -169,6 +169,9 @@ class CrossSiteReply(ProtocolModel):
 
     metrics: dict[str, ModelMetrics] = Field(default_factory=dict)
     errors: dict[str, SiteErrorCode] = Field(default_factory=dict)
+    evaluation_bound: str = Field(
+        "", max_length=1000, description="what the site's evaluation policy lets a run learn"
+    )
 
 
 class Exclusion(ProtocolModel):
@@ -244,6 +247,7 @@ class SiteSummary(ProtocolModel):
     audit_rules_failed: tuple[str, ...] = ()
     quality_override: QualityOverride | None = None  # from the accepted bundle's manifest
     synthetic_documents: int = 0
+    evaluation_bound: str = ""  # as the site stated it in its cross-site reply
 
 
 class ReportProvenance(ProtocolModel):

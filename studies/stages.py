@@ -29,6 +29,7 @@ from protocol.audit import AUDIT_JSON
 from protocol.evaluation import EvaluationReport
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, write_corpus
+from shared.safe_models import from_pretrained
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
@@ -119,7 +120,7 @@ def untrained_adapter(base_model: str, settings: AdaptSettings, out_dir: Path) -
     from site_agent.adapt.model import lora_config
     from site_agent.models import resolve_model
 
-    model = AutoModelForCausalLM.from_pretrained(resolve_model(base_model, allow_fetch=True))
+    model = from_pretrained(AutoModelForCausalLM, resolve_model(base_model, allow_fetch=True))
     out = out_dir / "adapter"
     get_peft_model(model, lora_config(model, settings)).save_pretrained(str(out))
     return out

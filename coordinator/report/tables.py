@@ -106,6 +106,14 @@ def audit_rows(report: FederationReport) -> list[list[str]]:
     return rows
 
 
+def evaluation_bound_rows(report: FederationReport) -> list[list[str]]:
+    """What each site's evaluation policy lets this run learn about its test split, as the
+    site stated it (the site's own log holds the same line)."""
+    rows = [["site", "evaluation bound"]]
+    rows += [[s.site_id, s.evaluation_bound or "not stated"] for s in report.sites]
+    return rows
+
+
 def exclusion_rows(report: FederationReport) -> list[list[str]]:
     rows = [["site", "phase", "reason", "detail"]]
     rows += [[e.site_id, e.phase, e.reason, e.detail] for e in report.exclusions]

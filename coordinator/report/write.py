@@ -19,6 +19,7 @@ SECTIONS = (
     ("In-site vs out-of-site generalisation (token F1)", tables.generalisation_rows),
     ("FedAvg rounds", tables.fedavg_round_rows),
     ("Sites and privacy audits", tables.audit_rows),
+    ("What each site's evaluation policy lets a run learn", tables.evaluation_bound_rows),
     ("Excluded from the run", tables.exclusion_rows),
     ("Provenance", tables.provenance_rows),
 )

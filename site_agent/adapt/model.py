@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.safe_models import from_pretrained
 from site_agent.adapt.quantization import LoadPlan, load_kwargs
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.adapt.targets import target_modules_for
@@ -13,10 +14,10 @@ def load_base(reference: Any, plan: LoadPlan) -> tuple[Any, Any]:
     """Tokenizer (with a pad token) and base model, 4-bit on CUDA or dense otherwise."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(reference)
+    tokenizer = from_pretrained(AutoTokenizer, reference)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model: Any = AutoModelForCausalLM.from_pretrained(reference, **load_kwargs(plan))
+    model: Any = from_pretrained(AutoModelForCausalLM, reference, **load_kwargs(plan))
     if plan.quantization == "none" and plan.device == "cuda":
         model.to("cuda")
     return tokenizer, model

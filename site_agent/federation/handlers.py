@@ -230,7 +230,8 @@ def cross_site(layout: SiteLayout, content: RecordDict, run_id: int = 0) -> Reco
             errors[BASELINE] = failure.code
         except Exception:
             errors[BASELINE] = "evaluation_failed"
-    return wire.pack(CrossSiteReply(metrics=metrics, errors=errors))
+    bound = layout.evaluation.bound(len(task.labels))  # also the first line of the site's log
+    return wire.pack(CrossSiteReply(metrics=metrics, errors=errors, evaluation_bound=bound))
 
 
 def _map_gold(gold: Corpus, mapping: LabelMapping | None) -> Corpus:

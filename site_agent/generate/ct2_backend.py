@@ -27,6 +27,7 @@ from typing import Any
 from shared.atomic import atomic_directory, atomic_write_text
 from shared.errors import ConfigError
 from shared.provenance import sha256_tree
+from shared.safe_models import from_pretrained
 from site_agent.adapt.output_vocabulary import VOCABULARY_FILE
 from site_agent.generate.backend import PromptJob, per_job, sample_rows
 from site_agent.generate.merge import merge_adapter, tokenizer_source
@@ -115,7 +116,7 @@ class CT2Backend:
             inter_threads=1,
             intra_threads=threads,
         )
-        self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_source(model, adapter))
+        self.tokenizer = from_pretrained(AutoTokenizer, tokenizer_source(model, adapter))
         self.settings = settings
         self.max_new_tokens = max_new_tokens
         self.tokens_generated = 0

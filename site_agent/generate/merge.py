@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from shared.safe_models import from_pretrained
+
 TOKENIZER_FILE = "tokenizer_config.json"
 
 
@@ -39,8 +41,8 @@ def load_adapted(
         restrict_output_layer,
     )
 
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_source(model, adapter))
-    loaded: Any = AutoModelForCausalLM.from_pretrained(model, **load_kwargs)
+    tokenizer = from_pretrained(AutoTokenizer, tokenizer_source(model, adapter))
+    loaded: Any = from_pretrained(AutoModelForCausalLM, model, **load_kwargs)
     if adapter is None:
         return tokenizer, loaded
     from peft import PeftModel

@@ -26,6 +26,7 @@ from typing import Any
 
 from shared.atomic import atomic_directory, atomic_write_text
 from shared.provenance import sha256_tree
+from shared.safe_models import from_pretrained
 from site_agent.generate.backend import PromptJob, per_job, sample_rows
 from site_agent.generate.ct2_backend import refuse_restricted
 from site_agent.generate.merge import adds_tokens, merge_adapter
@@ -55,9 +56,10 @@ def export_model(source: Path, out: Path) -> None:
     from optimum.intel import OVModelForCausalLM
     from transformers import AutoTokenizer
 
-    OVModelForCausalLM.from_pretrained(source, export=True, compile=False).save_pretrained(out)
+    exported = from_pretrained(OVModelForCausalLM, source, export=True, compile=False)
+    exported.save_pretrained(out)
     tokenizer, detokenizer = convert_tokenizer(
-        AutoTokenizer.from_pretrained(source), with_detokenizer=True, skip_special_tokens=True
+        from_pretrained(AutoTokenizer, source), with_detokenizer=True, skip_special_tokens=True
     )
     openvino.save_model(tokenizer, out / "openvino_tokenizer.xml")
     openvino.save_model(detokenizer, out / "openvino_detokenizer.xml")

@@ -25,6 +25,7 @@ from pydantic import model_validator
 from protocol import Corpus, Document, Span
 from protocol.base import ProtocolModel
 from shared.errors import UsageError
+from shared.safe_models import from_pretrained
 from site_agent.generate.settings import GenerationSettings
 
 
@@ -233,7 +234,7 @@ def plan_for_model(
 
         from site_agent.models import resolve_model
 
-        tokenizer = AutoTokenizer.from_pretrained(resolve_model(model, allow_fetch=True))
+        tokenizer = from_pretrained(AutoTokenizer, resolve_model(model, allow_fetch=True))
     return plan_generation(validation, n_train_documents, settings, tokenizer, render)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from protocol import Document
 from shared.errors import ConfigError
+from shared.safe_models import from_pretrained
 from site_agent.privacy.tokens import (
     U64,
     SpanHits,
@@ -35,7 +36,7 @@ def load_tokenizer(path: str | Path) -> Any:
     from transformers import AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        tokenizer = from_pretrained(AutoTokenizer, str(path), local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ConfigError(
             f"{path}: cannot load a tokenizer ({exc}); fix: pass the folder of the generator "

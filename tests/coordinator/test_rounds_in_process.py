@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pytest
@@ -121,7 +122,11 @@ def test_report_files_are_written_and_typed(
     assert FederationReport.model_validate_json((out / "report.json").read_text()) == report
     markdown = (out / "report.md").read_text()
     assert "Span overlap F1" in markdown and "site-c" in markdown
+    stated = {site.site_id: site.evaluation_bound for site in report.sites}
+    assert all(bound.startswith("evaluation bound per run") for bound in stated.values())
+    assert "What each site's evaluation policy lets a run learn" in markdown
     page = (out / "report.html").read_text()
+    assert all(html.escape(bound, quote=False) in page for bound in stated.values()), stated
     assert page.count("data:image/png;base64,") == 3
     assert "<script" not in page and "http" not in page.split("<body>")[1].split("Provenance")[0]
 

@@ -176,6 +176,7 @@ def test_every_scored_model_is_logged_with_its_hash_figures_and_the_bound(tmp_pa
     rows = [json.loads(line) for line in log.read_text().splitlines()]
     assert "evaluation bound per run" in rows[0]["bound"]
     assert "single-mention label is never returned" in rows[0]["bound"]
+    assert reply.evaluation_bound == rows[0]["bound"]  # the report prints what the log says
     logged = {r["model"]: r for r in rows[1:]}
     assert set(logged) == {"probe-0", "probe-1"}
     for name, row in logged.items():
