@@ -26,6 +26,7 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, write_corpus
 from shared.progress import ProgressBars
 from site_agent.adapt.recipe import this_machine
+from site_agent.audit.reference import generator_reference
 from site_agent.canaries.membership import is_membership_canary
 from site_agent.config import SiteConfig
 from site_agent.generate.modes import GenerationMode, Labelled, SeedNotes
@@ -83,12 +84,13 @@ def run(
     return mode.label(raw, seeds, settings), len(plan.prompts)
 
 
-def forbidden_surfaces(train: Corpus, inputs: Mapping[str, Path]) -> tuple[str, ...]:
+def forbidden_surfaces(seen: Corpus, inputs: Mapping[str, Path]) -> tuple[str, ...]:
     """Identifier strings no filler may write: the gold strings the pseudonymiser replaced,
-    their surrogates, and every span of the training notes the generator saw."""
+    their surrogates, and every span of the notes the generator saw (``seen``: the training
+    text and the validation notes its prompts come from, as the audit's PII echo reads them)."""
     known = sensitive_surfaces(read_surrogates(inputs["pseudonymise.surrogates"]))
-    seen = {d.surface(s) for d in train.documents for s in d.spans}
-    return tuple(sorted(seen.union(known["originals"], known["surrogates"])))
+    spans = {d.surface(s) for d in seen.documents for s in d.spans}
+    return tuple(sorted(spans.union(known["originals"], known["surrogates"])))
 
 
 def origin_summary(origin: list[dict[str, int | str]]) -> dict[str, int]:
@@ -123,8 +125,8 @@ def _run(ctx: StageContext) -> StageOutput:
     seeds = SeedNotes(
         train,
         config.pseudonymise,
-        forbidden_surfaces(train, ctx.inputs),
-        identifying_index(config, ctx.inputs["split.train"]),
+        forbidden_surfaces(generator_reference(train, validation), ctx.inputs),
+        identifying_index(config, ctx.inputs["split.train"], ctx.inputs["split.validation"]),
     )
     plan = plan_run(config, read_corpus(ctx.inputs["split.train"]), this_machine(), len(validation))
     settings = applied_generation(config, plan)

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shared.corpus_io import read_corpus
 from site_agent.config import SiteConfig
 
 if TYPE_CHECKING:
@@ -44,15 +43,19 @@ def pii_surfaces(surrogates: Path) -> list[tuple[str, str]]:
     return sorted({(r.label, r.surrogate) for r in records if r.surrogate != r.original})
 
 
-def identifying_index(config: SiteConfig, real_train: Path) -> Callable[[], IdentifyingIndex]:
-    """The real training notes' identifying n-grams, in words and the generator's tokens, as
-    the audit's sensitive n-gram filter counts them; built when a mode asks (the template
-    filler), never shown to the generator."""
+def identifying_index(
+    config: SiteConfig, real_train: Path, real_validation: Path | None
+) -> Callable[[], IdentifyingIndex]:
+    """The identifying n-grams of every real note the generator saw (training and validation
+    splits: the audit's reference), in words and the generator's tokens, as the audit's
+    sensitive n-gram filter counts them; built when a mode asks (the template filler), never
+    shown to the generator."""
 
     def build() -> IdentifyingIndex:
+        from site_agent.audit.reference import read_generator_reference
         from site_agent.privacy.identifying import IdentifyingIndex
 
-        real = read_corpus(real_train).documents  # what the audit compares with
+        real = read_generator_reference(real_train, real_validation).documents
         filters = config.audit.policy.filters
         return IdentifyingIndex.build(real, filters, tokenizer_reference(config))
 
