@@ -62,7 +62,7 @@ def vocabulary_texts(
 
 
 def run(
-    train_path: Path,
+    train: Corpus,
     settings: AdaptSettings,
     out_dir: Path,
     mode: GenerationMode,
@@ -70,13 +70,12 @@ def run(
     recipe: GeneratorRecipe | None = None,
     extra_vocabulary: Callable[[Corpus], list[str]] | None = None,
 ) -> Path:
-    """The adapter folder trained on the notes of ``train_path`` as ``mode`` renders them,
-    with ``recipe``'s choices where ``settings`` (site.toml) left them open;
+    """The adapter folder trained on the (pseudonymised) notes of ``train`` as ``mode``
+    renders them, with ``recipe``'s choices where ``settings`` (site.toml) left them open;
     ``extra_vocabulary`` (restricted vocabulary): the other texts whose tokens it keeps."""
     from site_agent.adapt.train import adapt_generator
     from site_agent.models import resolve_model
 
-    train = read_corpus(train_path)
     texts = training_texts(train, mode.render)
     tokens = mode.added_tokens(train)
     applied = recipe.applied(settings) if recipe is not None else settings
@@ -115,8 +114,7 @@ def _run(ctx: StageContext) -> StageOutput:
         return vocabulary_texts(train, validation, mode, config.pseudonymise, config.generation)
 
     adapter = run(
-        ctx.inputs["pseudonymise.train"], config.adapt, ctx.stage_dir, mode, ctx.progress,
-        recipe, extra,
+        train, config.adapt, ctx.stage_dir, mode, ctx.progress, recipe, extra,
     )  # fmt: skip
     summary = {"base_model": config.adapt.base_model, "mode": mode.name}
     summary["recipe"] = recipe.model_dump(mode="json", include={"batch_size", "max_length",
