@@ -25,11 +25,20 @@ def summary_table(runs: Sequence[StageRun]) -> Table:
     table.add_column("stage")
     table.add_column("status")
     table.add_column("seconds", justify="right")
+    table.add_column("peak GB", justify="right")
     table.add_column("result", overflow="fold")
     for run in runs:
         style = STATUS_STYLE.get(run.status, "")
-        seconds = run.record.seconds if run.record and run.status == "ran" else run.seconds
-        table.add_row(escape(run.name), f"[{style}]{run.status}[/]", f"{seconds:.1f}", _brief(run))
+        ran = run.record is not None and run.status == "ran"
+        seconds = run.record.seconds if run.record and ran else run.seconds
+        peak = run.record.peak_rss_gb if run.record and ran else None
+        table.add_row(
+            escape(run.name),
+            f"[{style}]{run.status}[/]",
+            f"{seconds:.1f}",
+            "" if peak is None else f"{peak:.1f}",
+            _brief(run),
+        )
     return table
 
 

@@ -31,7 +31,12 @@ from shared.atomic import atomic_write_text
 from shared.errors import UsageError
 from shared.progress import stage_progress
 from shared.provenance import config_digest, sha256_tree, tool_version
-from site_agent.pipeline.running import killed_marker, killed_message, running_marker
+from site_agent.pipeline.running import (
+    PeakMemory,
+    killed_marker,
+    killed_message,
+    running_marker,
+)
 from site_agent.pipeline.stage import (
     STAGE_RECORD,
     C,
@@ -179,20 +184,23 @@ def run_stage(
     folder.mkdir(parents=True, exist_ok=True)
     digest = settings_digest(stage, config)
     started = datetime.now(UTC)
+    peak = PeakMemory(0.0)
     try:
         with (
-            running_marker(folder, stage.name),
+            running_marker(folder, stage.name) as peak,
             contextlib.nullcontext(progress) if progress else stage_progress() as shown,
         ):
             output = stage.run(StageContext(config, folder, inputs, hashes, shown))
     except Exception as exc:
         failed = _record(stage, folder, digest, hashes, started, None, error=str(exc))
+        failed = failed.model_copy(update={"peak_rss_gb": peak.gb or None})
         summary = getattr(exc, "summary", None)  # what a gate measured before it stopped
         if isinstance(summary, dict):
             failed = failed.model_copy(update={"summary": summary})
         _write(folder, failed)
         raise
     record = _record(stage, folder, digest, hashes, started, output)
+    record = record.model_copy(update={"peak_rss_gb": peak.gb})
     _write(folder, record)
     return record
 

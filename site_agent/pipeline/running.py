@@ -23,7 +23,8 @@ from protocol.base import ProtocolModel
 from shared.atomic import atomic_write_text
 
 RUNNING_FILE = "running.json"
-SAMPLE_SECONDS = 5.0
+SAMPLE_SECONDS = 1.0  # how often the peak is sampled
+WRITE_EVERY = 5  # samples between updates of running.json
 
 
 class RunningMarker(ProtocolModel):
@@ -51,39 +52,77 @@ def _rss_gb(process: psutil.Process) -> float:
     return total / 1024**3
 
 
+def _reset_high_water_mark() -> bool:
+    """Linux: start this process's VmHWM (its own peak RSS) afresh; False where it can't."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def _high_water_mark_gb() -> float:
+    """This process's peak RSS since the last reset (Linux VmHWM); 0 where unknown."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return 0.0
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024**2
+    return 0.0
+
+
 def _write(folder: Path, marker: RunningMarker) -> None:
     atomic_write_text(folder / RUNNING_FILE, marker.model_dump_json(indent=2) + "\n")
 
 
+class PeakMemory:
+    """The peak resident memory (GB) of this process and its children while a stage ran:
+    sampled every second (children included), and on Linux the kernel's own high-water mark
+    of the process, reset when the stage starts."""
+
+    def __init__(self, gb: float) -> None:
+        self.gb = gb
+
+
 @contextmanager
-def running_marker(folder: Path, stage: str, every: float = SAMPLE_SECONDS) -> Iterator[None]:
-    """Keep ``running.json`` up to date while the block runs; remove it afterwards."""
+def running_marker(folder: Path, stage: str, every: float = SAMPLE_SECONDS) -> Iterator[PeakMemory]:
+    """Keep ``running.json`` up to date while the block runs; remove it afterwards. The peak
+    memory it yields is final when the block ends (a last sample is taken then)."""
     process = psutil.Process(os.getpid())
+    exact = _reset_high_water_mark()  # the kernel's own peak catches what sampling misses
     now = datetime.now(UTC)
     marker = RunningMarker(
         stage=stage, pid=process.pid, process_started=process.create_time(), started_at=now,
         sampled_at=now, peak_rss_gb=round(_rss_gb(process), 2),
     )  # fmt: skip
+    peak = PeakMemory(marker.peak_rss_gb)
     folder.mkdir(parents=True, exist_ok=True)
     _write(folder, marker)
     stop = threading.Event()
 
     def sample() -> None:
         nonlocal marker
+        samples = 0
         while not stop.wait(every):
-            peak = max(marker.peak_rss_gb, round(_rss_gb(process), 2))
-            marker = marker.model_copy(
-                update={"peak_rss_gb": peak, "sampled_at": datetime.now(UTC)}
-            )
-            _write(folder, marker)
+            peak.gb = max(peak.gb, round(_rss_gb(process), 2))
+            samples += 1
+            if samples % WRITE_EVERY == 0:
+                marker = marker.model_copy(
+                    update={"peak_rss_gb": peak.gb, "sampled_at": datetime.now(UTC)}
+                )
+                _write(folder, marker)
 
     sampler = threading.Thread(target=sample, name=f"rss-{stage}", daemon=True)
     sampler.start()
     try:
-        yield
+        yield peak
     finally:
         stop.set()
         sampler.join()
+        last = max(_rss_gb(process), _high_water_mark_gb() if exact else 0.0)
+        peak.gb = max(peak.gb, round(last, 2))
         (folder / RUNNING_FILE).unlink(missing_ok=True)
 
 

@@ -83,6 +83,9 @@ class StageRecord(ProtocolModel):
     started_at: datetime
     finished_at: datetime
     seconds: float
+    peak_rss_gb: float | None = Field(
+        None, description="peak resident memory of the process (and children) while it ran"
+    )
     error: str | None = None
 
 

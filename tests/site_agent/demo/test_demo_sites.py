@@ -15,7 +15,14 @@ from shared.label_mapping import apply_mapping, load_label_mapping
 from shared.transport_policy import choose_transport
 from site_agent.config import load_site_config
 from site_agent.demo.make_demo_corpus import SCHEMES, SHARED, build_corpus
-from site_agent.demo.sites import DEMO_SITES, FEDERATION_TOML, LABEL_MAPPING, DemoSite, write_site
+from site_agent.demo.sites import (
+    DEMO_SITES,
+    FEDERATION_TOML,
+    LABEL_MAPPING,
+    DemoSite,
+    plan_jobs,
+    write_site,
+)
 from site_agent.federation.join import load_join_config
 from site_agent.site_setup import key_paths
 
@@ -101,3 +108,21 @@ def test_coordinator_demo_gives_the_whole_run_its_timeout(
     assert seen["timeout"] == 7200.0
     demo.run_demo(tmp_path, tmp_path / "out")
     assert seen["timeout"] == demo.LOCAL_RUN_TIMEOUT_S
+
+
+@pytest.mark.parametrize(
+    ("cores", "n_sites", "expected"),
+    [
+        (2, 3, (3, 1)),  # one wave: a second wave of one site would idle a core
+        (2, 1, (1, 2)),  # a lone site gets every core
+        (2, 2, (2, 1)),
+        (2, 4, (2, 1)),  # two sites per core: waves of one site a core
+        (8, 3, (3, 2)),
+    ],
+)
+def test_demo_sites_use_every_core_without_a_lopsided_last_wave(
+    monkeypatch: pytest.MonkeyPatch, cores: int, n_sites: int, expected: tuple[int, int]
+) -> None:
+    monkeypatch.setattr("site_agent.demo.sites.os.cpu_count", lambda: cores)
+    assert plan_jobs(n_sites, None) == expected
+    assert plan_jobs(n_sites, 1) == (1, cores)  # an explicit count still wins

@@ -12,9 +12,10 @@ from pathlib import Path
 import psutil
 from rich.console import Console
 
+from site_agent.cli.summary import summary_table
 from site_agent.config import build_site_config
 from site_agent.pipeline.running import RUNNING_FILE, RunningMarker, killed_marker, running_marker
-from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.pipeline.stage import Stage, StageContext, StageOutput, read_record
 from site_agent.stages.pipeline import run_pipeline
 
 
@@ -77,3 +78,31 @@ def test_a_reused_pid_is_not_the_stage_process(tmp_path: Path) -> None:
     )  # fmt: skip
     (tmp_path / RUNNING_FILE).write_text(other.model_dump_json(), encoding="utf-8")
     assert killed_marker(tmp_path) == other
+
+
+def test_stage_json_records_the_peak_memory_the_stage_reached(tmp_path: Path) -> None:
+    """A stage that holds 300 MB for a moment has a peak at least that far above the
+    process's memory before it, in its record and in the summary table."""
+    before = psutil.Process().memory_info().rss / 1024**3
+
+    def _allocate(ctx: StageContext) -> StageOutput:
+        block = bytearray(300 * 2**20)  # zero-filled: resident at once
+        block[::4096] = b"x" * len(block[::4096])
+        out = ctx.stage_dir / "adapter.txt"
+        out.write_text(str(len(block)))
+        return StageOutput(artifacts={"adapter": out})
+
+    config = build_site_config(
+        {"site_id": "toy", "corpus": {"path": "c"}, "work_dir": str(tmp_path / "work")}
+    )
+    stages = (Stage("adapt", _allocate, lambda c: {}),)
+    shown = StringIO()
+    runs = run_pipeline(config, stages, console=Console(file=shown, width=200))  # type: ignore[arg-type]
+    record = runs[0].record
+    assert record is not None and record.peak_rss_gb is not None
+    assert record.peak_rss_gb >= before + 0.25
+    on_disk = read_record(tmp_path / "work" / "01-adapt")
+    assert on_disk is not None and on_disk.peak_rss_gb == record.peak_rss_gb
+    table = StringIO()
+    Console(file=table, width=200).print(summary_table(runs))
+    assert "peak GB" in table.getvalue() and f"{record.peak_rss_gb:.1f}" in table.getvalue()
