@@ -10,6 +10,7 @@ from rich.table import Table
 
 from site_agent.pipeline.runner import StageRun
 from site_agent.stages.pipeline import folder_of
+from site_agent.stages.run_plan import RunPlan
 
 STATUS_STYLE = {"ran": "green", "skipped": "dim", "failed": "bold red"}
 
@@ -20,7 +21,17 @@ def _brief(run: StageRun) -> str:
     return escape(", ".join(f"{k}={v}" for k, v in run.record.summary.items()))
 
 
-def summary_table(runs: Sequence[StageRun]) -> Table:
+def _measured_vs(value: float | None, estimate: float | None, digits: int) -> str:
+    """``123.4`` alone, or ``123.4 (est. 150.0)`` when the pre-flight estimated it."""
+    if value is None:
+        return ""
+    shown = f"{value:.{digits}f}"
+    return shown if estimate is None else f"{shown} (est. {estimate:.{digits}f})"
+
+
+def summary_table(runs: Sequence[StageRun], plan: RunPlan | None = None) -> Table:
+    """One row a stage; with the pre-flight's ``plan``, its estimates beside what was measured."""
+    estimates = {s.stage: s for s in plan.stages} if plan is not None else {}
     table = Table(title="site pipeline")
     table.add_column("stage")
     table.add_column("status")
@@ -32,11 +43,12 @@ def summary_table(runs: Sequence[StageRun]) -> Table:
         ran = run.record is not None and run.status == "ran"
         seconds = run.record.seconds if run.record and ran else run.seconds
         peak = run.record.peak_rss_gb if run.record and ran else None
+        estimate = estimates.get(run.name) if ran else None
         table.add_row(
             escape(run.name),
             f"[{style}]{run.status}[/]",
-            f"{seconds:.1f}",
-            "" if peak is None else f"{peak:.1f}",
+            _measured_vs(seconds, estimate.hours * 3600 if estimate else None, 1),
+            _measured_vs(peak, estimate.peak_gb if estimate else None, 1),
             _brief(run),
         )
     return table

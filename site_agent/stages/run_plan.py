@@ -12,10 +12,12 @@ are estimates, not promises: a busy machine is slower, a GPU much faster.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from ner.recipe import corpus_recipe
 from protocol import Corpus
 from protocol.base import ProtocolModel
+from shared.atomic import atomic_write_text
 from shared.errors import ConfigError
 from shared.ner_tokens import split_words
 from site_agent.adapt.cost import GeneratorCost, generator_cost, tokens_of
@@ -253,3 +255,26 @@ def applied_generation(config: SiteConfig, plan: RunPlan) -> GenerationSettings:
         if "max_new_tokens" not in given and plan.generation.max_new_tokens is not None:
             update["max_new_tokens"] = plan.generation.max_new_tokens
     return settings.model_copy(update=update) if update else settings
+
+
+PLAN_FILE = "run-plan.json"
+
+
+def save_plan(plan: RunPlan, work_dir: Path) -> Path:
+    """The pre-flight's plan in the work dir (``run-plan.json``), beside the stage folders whose
+    ``stage.json`` records what each stage measured, so estimates can be checked afterwards."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    path = work_dir / PLAN_FILE
+    atomic_write_text(path, plan.model_dump_json(indent=2) + "\n")
+    return path
+
+
+def read_plan(work_dir: Path) -> RunPlan | None:
+    """The plan the last pre-flight saved in ``work_dir``; None when there is none."""
+    path = work_dir / PLAN_FILE
+    if not path.is_file():
+        return None
+    try:
+        return RunPlan.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None

@@ -99,3 +99,36 @@ def test_synthesize_refuses_an_over_memory_config_before_any_stage(tmp_path: Pat
     assert "the adapt stage needs about 23.6 GB" in err and "batch_size" in err
     assert "estimate for this machine" in err
     assert not (tmp_path / "w").exists()  # nothing ran
+
+
+def test_the_plan_is_kept_and_the_summary_sets_estimates_beside_measurements(
+    tmp_path: Path,
+) -> None:
+    from datetime import UTC, datetime
+    from io import StringIO
+
+    from rich.console import Console
+
+    from site_agent.cli.summary import summary_table
+    from site_agent.pipeline.runner import StageRun
+    from site_agent.pipeline.stage import StageRecord
+    from site_agent.stages.run_plan import read_plan, save_plan
+
+    plan = plan_run(_config(), _train(40, 40), Machine(memory_gb=24, cores=2))
+    assert read_plan(tmp_path / "work") is None
+    save_plan(plan, tmp_path / "work")
+    assert read_plan(tmp_path / "work") == plan
+    adapt = next(s for s in plan.stages if s.stage == "adapt")
+    now = datetime.now(UTC)
+    record = StageRecord(
+        stage="adapt", status="completed", config_digest="0", input_hashes={},
+        tool_version="0", started_at=now, finished_at=now, seconds=42.0, peak_rss_gb=1.3,
+    )  # fmt: skip
+    runs = [StageRun("adapt", "ran", 42.0, record), StageRun("split", "skipped", 0.0, None)]
+    out = StringIO()
+    Console(file=out, width=300).print(summary_table(runs, plan))
+    row = next(line for line in out.getvalue().splitlines() if "adapt" in line)
+    assert f"42.0 (est. {adapt.hours * 3600:.1f})" in row
+    assert f"1.3 (est. {adapt.peak_gb:.1f})" in row
+    skipped = next(line for line in out.getvalue().splitlines() if "split" in line)
+    assert "est." not in skipped  # a skipped stage measured nothing this run

@@ -15,7 +15,7 @@ from site_agent.pipeline.runner import StageRun
 from site_agent.stages.pipeline import run_pipeline
 from site_agent.stages.preflight import run_preflight, training_preflight
 from site_agent.stages.registry import stage_names
-from site_agent.stages.run_plan import check_fits
+from site_agent.stages.run_plan import check_fits, save_plan
 
 
 def cli_overrides(
@@ -87,12 +87,13 @@ def register(app: typer.Typer) -> None:
         if plan is not None:
             print_plan(plan, console)
             check_fits(plan, str(site_config or "the demo profile"))
+            save_plan(plan, config.work_dir)
         runs: list[StageRun] = []
         try:
             run_pipeline(config, from_stage=from_stage, console=console, runs=runs)
         finally:
             if runs:
-                console.print(summary_table(runs))
+                console.print(summary_table(runs, plan))
                 for note in annotator_notes(runs):
                     console.print(f"[yellow]{note}[/]", highlight=False)
         for line in where_to_look(runs, config.work_dir):
