@@ -64,6 +64,15 @@ def _restricted_adapter(model: Path, data: Path, out: Path) -> Path:
     return out
 
 
+def _peak_mb() -> float:
+    """This process's own peak RSS: Linux VmHWM, which starts afresh at exec. (``ru_maxrss``
+    does not: a child forked from a large parent reports the parent's size.)"""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _prompts(data: Path, n: int) -> list[str]:
     rows = (data / "dev.jsonl").read_text(encoding="utf-8").splitlines()
     words = [json.loads(line)["text"].split() for line in rows[: n * 2]]
@@ -86,9 +95,7 @@ def _one(args: argparse.Namespace) -> dict[str, Any]:
         seed=1,
     )
     model = resolve_model(args.model)
-    adapter = None
-    if args.engine == RESTRICTED:
-        adapter = _restricted_adapter(Path(model), Path(args.data), Path(tempfile.mkdtemp()) / "a")
+    adapter = Path(args.adapter) if args.adapter else None
     backend: Any = backend_factory(backend_name)(model, adapter, settings, args.new_tokens)
     if args.sampling == "greedy":
         if backend_name == "hf":
@@ -105,8 +112,7 @@ def _one(args: argparse.Namespace) -> dict[str, Any]:
     backend.generate(jobs)
     seconds = time.perf_counter() - started
     tokens = backend.tokens_generated - before
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"tokens": tokens, "seconds": seconds, "peak_mb": peak_mb}
+    return {"tokens": tokens, "seconds": seconds, "peak_mb": _peak_mb()}
 
 
 @contextmanager
@@ -132,40 +138,70 @@ def _row(
         "--sampling", sampling, "--batch", str(batch), "--new-tokens", str(args.new_tokens),
         "--threads", str(args.threads), "--data", str(args.data),
     ]  # fmt: skip
+    if engine == RESTRICTED:  # built beforehand, so the row's peak RSS is generation alone
+        adapter = Path(tempfile.mkdtemp()) / "adapter"
+        made = _child([sys.executable, __file__, "--make-adapter", str(adapter), "--model", model,
+                       "--data", str(args.data)])  # fmt: skip
+        if "error" in made:
+            return made
+        command += ["--adapter", str(adapter)]
     with _busy_core(load):
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-        done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+        return _child(command)
+
+
+def _child(command: list[str]) -> dict[str, Any]:
+    """Run one measurement in a fresh process; its last stdout line is JSON."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def _lora_rows(args: argparse.Namespace, model_name: str) -> list[list[str]]:
+def _one_lora(args: argparse.Namespace) -> dict[str, Any]:
+    """Child process: ``--lora-steps`` LoRA steps at 4 x 256 with one loss and vocabulary."""
     from site_agent.adapt.settings import AdaptSettings
     from site_agent.adapt.train import adapt_generator
     from site_agent.models import resolve_model
 
-    model = resolve_model(model_name)
+    model = resolve_model(args.model)
     rows = (Path(args.data) / "train.jsonl").read_text(encoding="utf-8").splitlines()
     texts = [json.loads(line)["text"] for line in rows[: 4 * args.lora_steps]]
+    loss, vocabulary = args.lora.split(",")
+    settings = AdaptSettings(
+        base_model=str(model),
+        batch_size=4,
+        max_length=256,
+        max_steps=args.lora_steps,
+        loss=loss,
+        vocabulary=vocabulary,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        result = adapt_generator(texts, model, settings, Path(tmp) / "adapt")
+    return {
+        "losses": list(result.losses[:5]),
+        "seconds_per_step": result.seconds_per_step,
+        "tokens_per_second": result.tokens_per_second,
+        "peak_mb": _peak_mb(),
+    }
+
+
+def _lora_rows(args: argparse.Namespace, model_name: str) -> list[list[str]]:
+    """LoRA s/step, tokens/s and peak RSS, each variant in its own process on the same data and
+    seed (the full and chunked losses should agree)."""
     out = []
-    variants = (("full", "full"), ("chunked", "full"), ("full", "corpus"))
-    for loss, vocabulary in variants:  # same data and seed: full/chunked losses should agree
-        settings = AdaptSettings(
-            base_model=str(model),
-            batch_size=4,
-            max_length=256,
-            max_steps=args.lora_steps,
-            loss=loss,
-            vocabulary=vocabulary,
-        )
-        with tempfile.TemporaryDirectory() as tmp:
-            result = adapt_generator(texts, model, settings, Path(tmp) / "adapt")
-        first = " ".join(f"{v:.3f}" for v in result.losses[:5])
-        speed = f"{result.seconds_per_step:.2f} s/step"
-        tokens = f"{result.tokens_per_second} tok/s, {speed}"
+    for loss, vocabulary in (("full", "full"), ("chunked", "full"), ("full", "corpus")):
+        got = _child([
+            sys.executable, __file__, "--one-lora", f"{loss},{vocabulary}", "--model", model_name,
+            "--lora-steps", str(args.lora_steps), "--data", str(args.data),
+        ])  # fmt: skip
         name = f"LoRA, {loss} loss, {vocabulary} vocabulary"
-        out.append([model_name, name, "", "4x256", "", tokens, "", first])
+        if "error" in got:
+            out.append([model_name, name, "", "4x256", "", "error", "", got["error"]])
+            continue
+        first = " ".join(f"{v:.3f}" for v in got["losses"])
+        speed = f"{got['tokens_per_second']} tok/s, {got['seconds_per_step']:.2f} s/step"
+        out.append([model_name, name, "", "4x256", "", speed, f"{got['peak_mb']:.0f}", first])
     return out
 
 
@@ -185,6 +221,9 @@ def main() -> None:
         help="interpreter with openvino-genai and optimum-intel (default: this one)",
     )
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--one-lora", dest="lora", help=argparse.SUPPRESS)
+    parser.add_argument("--make-adapter", help=argparse.SUPPRESS)
+    parser.add_argument("--adapter", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--engine", help=argparse.SUPPRESS)
     parser.add_argument("--sampling", help=argparse.SUPPRESS)
@@ -192,6 +231,16 @@ def main() -> None:
     args = parser.parse_args()
     if args.one:
         print(json.dumps(_one(args)))
+        return
+    if args.lora:
+        print(json.dumps(_one_lora(args)))
+        return
+    if args.make_adapter:
+        from site_agent.models import resolve_model
+
+        model = Path(resolve_model(args.model))
+        _restricted_adapter(model, Path(args.data), Path(args.make_adapter))
+        print(json.dumps({"adapter": args.make_adapter}))
         return
 
     from rich.console import Console
@@ -212,7 +261,7 @@ def main() -> None:
         "load",
         "tokens/s",
         "peak RSS MB",
-        "vs transformers top-p",
+        "vs transformers top-p / first LoRA losses",
     ):
         table.add_column(column)
     for model in args.models:
