@@ -158,14 +158,29 @@ def build_prompts(
     return prompts
 
 
-def prompt_origin(validation: Corpus, words: int) -> list[dict[str, int | str]]:
-    """Which validation notes prompt the generator and how many of their words each prompt
-    holds (a private record: ids and counts, no text)."""
-    origin: list[dict[str, int | str]] = []
-    for doc in validation.documents:
-        taken = len(opening(doc, words).text.split())
-        if taken:
-            origin.append({"note": doc.id, "words": taken, "of": len(doc.text.split())})
+def prompt_origin(
+    validation: Corpus, words: int, phi_share: float | None = None
+) -> list[dict[str, int | str | bool]]:
+    """Where each prompt's real words come from, as :func:`build_prompts` takes them (``phi_share``
+    of them around an identifier): the validation note, the word the prompt starts at and how
+    many words it holds (a private record: ids and counts, no text)."""
+    notes = {d.id: d for d in validation.documents}
+    origin: list[dict[str, int | str | bool]] = []
+    for taken in phi_openings(validation, words, phi_share):
+        n_words = len(taken.text.split())
+        if not n_words:
+            continue
+        note = notes[taken.id]
+        start = note.text.find(taken.text)  # an opening is a verbatim cut of its note
+        origin.append(
+            {
+                "note": taken.id,
+                "from_word": len(note.text[: max(start, 0)].split()),
+                "words": n_words,
+                "of": len(note.text.split()),
+                "at_identifier": taken.text != opening(note, words).text,
+            }
+        )
     return origin
 
 

@@ -93,13 +93,14 @@ def forbidden_surfaces(seen: Corpus, inputs: Mapping[str, Path]) -> tuple[str, .
     return tuple(sorted(spans.union(known["originals"], known["surrogates"])))
 
 
-def origin_summary(origin: list[dict[str, int | str]]) -> dict[str, int]:
+def origin_summary(origin: list[dict[str, int | str | bool]]) -> dict[str, int]:
     """What stage.json says of the prompts' real text (the ids stay in ``PROMPT_ORIGIN``)."""
     words = [int(o["words"]) for o in origin]
     return {
         "prompt_notes": len(origin),
         "prompt_words_max": max(words, default=0),
         "prompt_words_total": sum(words),
+        "prompts_at_identifier": sum(bool(o["at_identifier"]) for o in origin),
     }
 
 
@@ -120,8 +121,6 @@ def _run(ctx: StageContext) -> StageOutput:
     config = ctx.config
     train = read_corpus(ctx.inputs["pseudonymise.train"])
     validation = read_corpus(ctx.inputs["split.validation"])
-    origin = prompt_origin(validation, config.generation.prompt_words)
-    atomic_write_text(ctx.stage_dir / PROMPT_ORIGIN, json.dumps(origin, indent=1))
     seeds = SeedNotes(
         train,
         config.pseudonymise,
@@ -130,6 +129,8 @@ def _run(ctx: StageContext) -> StageOutput:
     )
     plan = plan_run(config, read_corpus(ctx.inputs["split.train"]), this_machine(), len(validation))
     settings = applied_generation(config, plan)
+    origin = prompt_origin(validation, settings.prompt_words, settings.phi_prompt_share)
+    atomic_write_text(ctx.stage_dir / PROMPT_ORIGIN, json.dumps(origin, indent=1))
     checks: list[PhiRateCheck] = []
     labelled, prompts = run(
         ctx.inputs["adapt.adapter"],

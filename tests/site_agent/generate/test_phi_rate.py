@@ -148,3 +148,26 @@ def test_phi_openings_replace_phi_free_openings_first(
     if at_identifier == 2:  # the two places given up are PHI-free notes', in order
         assert [o.id for o in openings if o.text.endswith("Ana Ruiz")] == ["n", "n"]
         assert openings[0].text == "Informe de alta." and openings[3].text == "Nota 2 sin"
+
+
+def test_prompt_origin_records_the_words_each_prompt_really_took() -> None:
+    """The private record names, for every prompt, the note, the word it starts at and how
+    many it holds: a prompt cut around an identifier is recorded as such, not as an opening."""
+    from site_agent.generate.plan import prompt_origin
+    from site_agent.stages.generate import origin_summary
+
+    free = [Document(id=f"f{i}", text=f"Nota {i} sin datos.") for i in range(3)]
+    validation = Corpus(documents=(NOTE, *free))
+    plain = prompt_origin(validation, 3)
+    assert [o["at_identifier"] for o in plain] == [False] * 4
+    assert all(o["from_word"] == 0 for o in plain)
+    shared = prompt_origin(validation, 3, 0.5)
+    openings = phi_openings(validation, 3, 0.5)
+    assert [o["note"] for o in shared] == [o.id for o in openings]
+    for record, taken in zip(shared, openings, strict=True):
+        note = next(d for d in validation.documents if d.id == taken.id)
+        words = note.text.split()
+        start = int(record["from_word"])
+        assert " ".join(words[start : start + int(record["words"])]) == taken.text
+    assert sum(bool(o["at_identifier"]) for o in shared) == 2
+    assert origin_summary(shared)["prompts_at_identifier"] == 2
