@@ -54,8 +54,10 @@ def train_epoch(
     stage: str = "train",
     progress: Progress | None = None,
     tag_weights: torch.Tensor | None = None,
+    max_batches: int | None = None,
 ) -> float:
-    """One pass over ``chunks``; returns the mean training loss per micro-batch.
+    """One pass over ``chunks`` (its first ``max_batches`` micro-batches when given); returns
+    the mean training loss per micro-batch.
 
     ``tag_weights`` (one per tag id) weighs the cross-entropy of each gold tag; None is the
     model's own unweighted loss.
@@ -63,6 +65,8 @@ def train_epoch(
     device = next(model.parameters()).device
     model.train()
     batches = length_grouped_batches([len(c) for c in chunks], micro_batch, rng, group_by_length)
+    if max_batches is not None:
+        batches = batches[:max_batches]
     total, losses = len(batches), []
     for index, batch in enumerate(batches, start=1):
         inputs = {k: v.to(device) for k, v in collate([chunks[i] for i in batch], pad_id).items()}

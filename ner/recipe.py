@@ -140,6 +140,11 @@ def resolve_recipe(stats: PhiStatistics, settings: AnnotatorSettings) -> Trainin
             f"{settings.epochs} epochs would give {settings.epochs * steps_per_epoch} optimiser "
             f"steps (< min_steps = {settings.min_steps}): {epochs} epochs{capped}"
         )
+    steps = epochs * steps_per_epoch
+    if settings.max_steps is not None and steps > settings.max_steps:
+        steps = settings.max_steps
+        epochs = -(-steps // steps_per_epoch)
+        budget = f"{budget}; max_steps = {steps} set: {epochs} epoch(s), the last cut short"
     patience = max(settings.patience, -(-epochs // 4)) if settings.patience else 0
     stop = f"early stop after {patience} epochs without a better validation F1"
     return TrainingRecipe(
@@ -156,7 +161,7 @@ def resolve_recipe(stats: PhiStatistics, settings: AnnotatorSettings) -> Trainin
         chunks_per_epoch=per_epoch,
         entity_weight=weight,
         epochs=epochs,
-        steps=epochs * steps_per_epoch,
+        steps=steps,
         patience=patience,
         reasons=(sampling, weighting, budget, stop if patience else "no early stop"),
     )

@@ -254,6 +254,8 @@ def _fit(
     rng = random.Random(settings.seed)
     sampler = EpochSampler(train_chunks, recipe.phi_free_per_phi)
     steps = recipe.epochs * -(-sampler.per_epoch // settings.batch_size)
+    if settings.max_steps is not None:
+        steps = min(steps, settings.max_steps)
     optimizer, scheduler = _optimiser(model, settings, steps, fit.new_head)
     device = next(model.parameters()).device
     bf16 = resolve_bf16(settings.bf16, device)
@@ -261,15 +263,19 @@ def _fit(
     weights = tag_weights(tags, recipe.entity_weight)
     epochs: list[EpochRecord] = []
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None
+    per_step = settings.batch_size // accumulation
+    left = steps  # optimiser steps; a max_steps recipe cuts its last epoch short
     for epoch in range(1, recipe.epochs + 1):
         threads = use_threads(fit.budget)
         t0 = time.perf_counter()
         loss = train_epoch(
             model, sampler.draw(rng), optimizer, scheduler,
-            micro_batch=settings.batch_size // accumulation, accumulation=accumulation,
+            micro_batch=per_step, accumulation=accumulation,
             pad_id=pad, rng=rng, group_by_length=settings.group_by_length, bf16=bf16,
             stage=f"epoch {epoch}/{recipe.epochs}", progress=progress, tag_weights=weights,
+            max_batches=left * accumulation,
         )  # fmt: skip
+        left -= -(-sampler.per_epoch // settings.batch_size)
         t1 = time.perf_counter()
         metrics = validation_metrics(model, validation, tags, settings, pad) if validation else None
         epochs.append(
@@ -287,6 +293,8 @@ def _fit(
             state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
             best = (score, epoch, state)
         if _no_progress(best[0], epoch - best[1], recipe.patience, metrics is not None):
+            break
+        if left <= 0:  # max_steps reached
             break
     assert best is not None
     if best[1] != epochs[-1].epoch:

@@ -90,6 +90,11 @@ class AnnotatorSettings(ProtocolModel):
         300, ge=0, description="least optimiser steps; epochs are added for a small corpus"
     )
     max_epochs: int = Field(40, ge=1, description="most epochs that min_steps may add up to")
+    max_steps: int | None = Field(
+        None,
+        ge=1,
+        description="stop after this many optimiser steps (a bounded run); unset: the recipe's",
+    )
     patience: int = Field(
         3, ge=0, description="stop after this many epochs without a better validation F1 (0: off)"
     )

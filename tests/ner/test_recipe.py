@@ -90,3 +90,12 @@ def test_a_small_corpus_gets_epochs_up_to_the_step_budget(
     recipe = corpus_recipe(corpus(8, 2), settings)
     assert recipe.epochs == epochs and recipe.steps == 2 * epochs
     assert recipe.patience == max(3, -(-epochs // 4))
+
+
+def test_max_steps_cuts_the_budget_and_says_so() -> None:
+    # 10 chunks, batch 8: 2 steps per epoch; min_steps would ask for 10 epochs
+    settings = AnnotatorSettings(batch_size=8, min_steps=20, max_steps=5)
+    recipe = corpus_recipe(corpus(8, 2), settings)
+    assert recipe.steps == 5 and recipe.epochs == 3
+    assert any("max_steps = 5" in reason for reason in recipe.reasons)
+    assert corpus_recipe(corpus(8, 2), settings.model_copy(update={"max_steps": 99})).steps == 20

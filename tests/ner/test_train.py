@@ -256,3 +256,32 @@ def test_training_stops_early_once_validation_f1_stalls(
     assert recipe is not None and recipe.epochs == 30
     assert recipe.patience == 8  # at least a quarter of the planned epochs
     assert record.stopped_early and len(record.epochs) == record.best_epoch + 8
+
+
+def test_max_steps_bounds_the_run_mid_epoch(
+    pattern_corpora: tuple[Corpus, Corpus], encoder_dir: Path, tmp_path: Path
+) -> None:
+    """``max_steps`` stops training after that many optimiser steps, cutting the last epoch
+    short: the recipe says so, and only that many batches are trained."""
+    from ner.train import train_annotator
+
+    train, _ = pattern_corpora
+    seen: dict[str, int] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        seen[stage] = total
+
+    full = FAST.model_copy(update={"epochs": 2})
+    per_epoch = train_annotator(train, None, encoder_dir, full, tmp_path / "a").record
+    assert per_epoch.recipe is not None
+    steps_per_epoch = per_epoch.recipe.steps // 2
+    assert steps_per_epoch >= 2  # the cut below lands inside the second epoch
+    capped = full.model_copy(update={"max_steps": steps_per_epoch + 1})
+    record = train_annotator(train, None, encoder_dir, capped, tmp_path / "b", progress).record
+    assert record.recipe is not None and record.recipe.steps == steps_per_epoch + 1
+    assert "max_steps" in " ".join(record.recipe.reasons)
+    assert len(record.epochs) == 2
+    micro = record.grad_accumulation  # micro-batches per optimiser step
+    first, second = seen.values()
+    assert first >= (steps_per_epoch - 1) * micro  # a whole epoch (its last step may be short)
+    assert second == micro  # the one step max_steps leaves
