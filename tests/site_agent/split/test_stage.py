@@ -69,3 +69,41 @@ def test_split_keeps_a_pinned_test_file(tmp_path: Path) -> None:
     files = split.run(CorpusSettings(path=gold, test_path=test), SplitSettings(), tmp_path / "o")
     assert [d.id for d in read_corpus(files.test).documents] == [f"t{i}" for i in range(5)]
     assert len(read_corpus(files.train)) + len(read_corpus(files.validation)) == 20
+
+
+def test_an_id_in_two_split_files_is_refused_at_once(tmp_path: Path) -> None:
+    """Split files a site numbered from 1 each are refused by the first stage, naming the file,
+    the line, the field and the fix, with nothing written (the audit joins the splits later)."""
+    import subprocess
+
+    import pytest
+
+    from shared.errors import CorpusFormatError
+
+    gold, validation = tmp_path / "train.jsonl", tmp_path / "validation.jsonl"
+    write_corpus(_corpus(20), gold)
+    write_corpus(_corpus(5, prefix="v"), validation)
+    ok = split.run(CorpusSettings(path=gold, validation_path=validation), SplitSettings(),
+                   tmp_path / "ok")  # fmt: skip
+    assert len(read_corpus(ok.validation)) == 5
+    write_corpus(_corpus(5), validation)  # d0..d4, as in train
+    with pytest.raises(CorpusFormatError) as refused:
+        split.run(
+            CorpusSettings(path=gold, validation_path=validation), SplitSettings(), tmp_path / "o"
+        )
+    assert refused.value.exit_code == 65 and refused.value.path == validation
+    message = str(refused.value)
+    assert "field 'id'" in message and "train split" in message and "fix:" in message
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+    (tmp_path / "site.toml").write_text(
+        f'site_id = "h"\nwork_dir = "w"\ndevice = "cpu"\n[corpus]\npath = "{gold}"\n'
+        f'validation_path = "{validation}"\n',
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        ["site-agent", "synthesize", "--site-config", "site.toml"],
+        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 65, done.stderr
+    err = " ".join(done.stderr.split())
+    assert f"{validation}:" in err and "field 'id'" in err and "unique id" in err
