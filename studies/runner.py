@@ -26,6 +26,7 @@ from rich.progress import Progress, TaskID
 from shared.atomic import atomic_write_text
 from shared.progress import new_progress
 from shared.provenance import config_digest
+from shared.records import read_record_file
 from site_agent.config import SiteConfig, build_site_config, read_site_toml, resolve_paths
 from site_agent.stages.pipeline import check_runnable as preflight
 from studies.results import RunResult, collect
@@ -107,12 +108,7 @@ def run_digest(config: SiteConfig, knobs: RunKnobs) -> str:
 
 
 def read_result(path: Path) -> RunResult | None:
-    if not path.is_file():
-        return None
-    try:
-        return RunResult.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError:
-        return None
+    return read_record_file(RunResult, path)
 
 
 @contextmanager

@@ -21,6 +21,7 @@ import psutil
 
 from protocol.base import ProtocolModel
 from shared.atomic import atomic_write_text
+from shared.records import read_record_file
 
 RUNNING_FILE = "running.json"
 SAMPLE_SECONDS = 1.0  # how often the peak is sampled
@@ -135,14 +136,8 @@ def _alive(marker: RunningMarker) -> bool:
 
 def killed_marker(folder: Path) -> RunningMarker | None:
     """The marker of a run that died in ``folder`` (its process is gone); None otherwise."""
-    path = folder / RUNNING_FILE
-    if not path.is_file():
-        return None
-    try:
-        marker = RunningMarker.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError:
-        return None
-    return None if _alive(marker) else marker
+    marker = read_record_file(RunningMarker, folder / RUNNING_FILE)
+    return None if marker is None or _alive(marker) else marker
 
 
 def killed_message(marker: RunningMarker, fix: str) -> str:

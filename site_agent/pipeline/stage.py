@@ -22,6 +22,7 @@ from pydantic import Field
 from rich.progress import Progress
 
 from protocol.base import ProtocolModel
+from shared.records import read_record_file
 
 C = TypeVar("C")
 """The configuration type the stages read (the site agent's ``SiteConfig``)."""
@@ -91,13 +92,7 @@ class StageRecord(ProtocolModel):
 
 def read_record(folder: Path) -> StageRecord | None:
     """The ``stage.json`` in ``folder``; None when there is none or it does not parse."""
-    path = folder / STAGE_RECORD
-    if not path.exists():
-        return None
-    try:
-        return StageRecord.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError:
-        return None
+    return read_record_file(StageRecord, folder / STAGE_RECORD)
 
 
 def artifact_path(folder: Path, stored: str) -> Path:

@@ -20,6 +20,7 @@ from protocol.base import ProtocolModel
 from shared.atomic import atomic_write_text
 from shared.errors import ConfigError
 from shared.ner_tokens import split_words
+from shared.records import read_record_file
 from site_agent.adapt.cost import GeneratorCost, generator_cost, tokens_of
 from site_agent.adapt.recipe import (
     GenerationBudget,
@@ -271,10 +272,4 @@ def save_plan(plan: RunPlan, work_dir: Path) -> Path:
 
 def read_plan(work_dir: Path) -> RunPlan | None:
     """The plan the last pre-flight saved in ``work_dir``; None when there is none."""
-    path = work_dir / PLAN_FILE
-    if not path.is_file():
-        return None
-    try:
-        return RunPlan.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError:
-        return None
+    return read_record_file(RunPlan, work_dir / PLAN_FILE)
