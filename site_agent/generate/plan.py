@@ -148,7 +148,10 @@ def build_prompts(
     if render is None:
         texts = [prompt_for(d, words) for d in validation.documents]
     else:
-        texts = render(Corpus(documents=tuple(phi_openings(validation, words, phi_share))))
+        openings = phi_openings(validation, words, phi_share)
+        # a PHI-bearing note may give two openings (its start and one at an identifier)
+        unique = tuple(d.model_copy(update={"id": f"{d.id}#{i}"}) for i, d in enumerate(openings))
+        texts = render(Corpus(documents=unique))
     prompts = [p for p in texts if p.strip()]
     if not prompts:
         raise UsageError(

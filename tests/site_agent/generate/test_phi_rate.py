@@ -171,3 +171,22 @@ def test_prompt_origin_records_the_words_each_prompt_really_took() -> None:
         assert " ".join(words[start : start + int(record["words"])]) == taken.text
     assert sum(bool(o["at_identifier"]) for o in shared) == 2
     assert origin_summary(shared)["prompts_at_identifier"] == 2
+
+
+def test_prompts_render_when_one_note_gives_two_openings() -> None:
+    """With a PHI share, a PHI-bearing note offers its opening and one at an identifier; the
+    prompts are rendered as one corpus all the same (a sparse corpus's generate stage)."""
+    from site_agent.generate.plan import build_prompts
+
+    free = [Document(id=f"f{i}", text=f"Nota {i} sin datos.") for i in range(3)]
+    validation = Corpus(documents=(NOTE, *free))
+    assert [o.id for o in phi_openings(validation, 3, 1.0)].count("n") >= 2
+    rendered: list[int] = []
+
+    def render(openings: Corpus) -> list[str]:
+        rendered.append(len(openings))
+        return [d.text for d in openings.documents]
+
+    prompts = build_prompts(validation, 3, render, 1.0)
+    assert rendered == [4] and len(prompts) == 4
+    assert sum(p.endswith("Ana Ruiz") for p in prompts) == 4
