@@ -10,6 +10,9 @@ stage, at how many GB and after how many minutes, and what to change.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import os
 import threading
 from collections.abc import Iterator
@@ -53,6 +56,20 @@ def _rss_gb(process: psutil.Process) -> float:
     return total / 1024**3
 
 
+def release_memory() -> bool:
+    """Hand what earlier stages freed back to the OS before the next stage starts: collect
+    Python's garbage, then glibc's ``malloc_trim`` (freed heap pages otherwise stay resident
+    and add to every later stage's peak: measured on the English sparse run, the adapt stage
+    peaked at 6.7 GB in the pipeline against 3.9 GB alone). False where there is no glibc."""
+    gc.collect()
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
 def _reset_high_water_mark() -> bool:
     """Linux: start this process's VmHWM (its own peak RSS) afresh; False where it can't."""
     try:
@@ -92,6 +109,7 @@ def running_marker(folder: Path, stage: str, every: float = SAMPLE_SECONDS) -> I
     """Keep ``running.json`` up to date while the block runs; remove it afterwards. The peak
     memory it yields is final when the block ends (a last sample is taken then)."""
     process = psutil.Process(os.getpid())
+    release_memory()
     exact = _reset_high_water_mark()  # the kernel's own peak catches what sampling misses
     now = datetime.now(UTC)
     marker = RunningMarker(
