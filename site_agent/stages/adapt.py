@@ -23,8 +23,10 @@ from rich.progress import Progress
 from protocol import Corpus
 from shared.corpus_io import read_corpus
 from shared.progress import ProgressBars
+from shared.records import read_record_file
 from site_agent.adapt.data import training_texts
 from site_agent.adapt.recipe import GeneratorRecipe, this_machine
+from site_agent.adapt.result import RESULT_FILE, AdaptResult
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
@@ -116,9 +118,12 @@ def _run(ctx: StageContext) -> StageOutput:
     adapter = run(
         train, config.adapt, ctx.stage_dir, mode, ctx.progress, recipe, extra,
     )  # fmt: skip
-    summary = {"base_model": config.adapt.base_model, "mode": mode.name}
+    summary: dict[str, Any] = {"base_model": config.adapt.base_model, "mode": mode.name}
     summary["recipe"] = recipe.model_dump(mode="json", include={"batch_size", "max_length",
-        "gradient_accumulation", "steps", "phi_window_repeat", "peak_memory_gb"})  # fmt: skip
+        "gradient_accumulation", "phi_window_repeat", "peak_memory_gb"})  # fmt: skip
+    done = read_record_file(AdaptResult, ctx.stage_dir / RESULT_FILE)
+    # the pre-flight estimates steps from the corpus's characters; the loop counts windows
+    summary["steps"] = {"estimated": recipe.steps, "run": done.steps if done else None}
     return StageOutput(artifacts={"adapter": adapter}, summary=summary)
 
 

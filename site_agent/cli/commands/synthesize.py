@@ -12,7 +12,7 @@ from site_agent.cli.commands.validate import print_plan, print_preflight
 from site_agent.cli.run_config import config_for_run
 from site_agent.cli.summary import annotator_notes, summary_table, where_to_look
 from site_agent.pipeline.runner import StageRun
-from site_agent.stages.pipeline import run_pipeline
+from site_agent.stages.pipeline import check_runnable, run_pipeline
 from site_agent.stages.preflight import run_preflight, training_preflight
 from site_agent.stages.registry import stage_names
 from site_agent.stages.run_plan import check_fits, save_plan
@@ -87,6 +87,7 @@ def register(app: typer.Typer) -> None:
         if plan is not None:
             print_plan(plan, console)
             check_fits(plan, str(site_config or "the demo profile"))
+            check_runnable(config)  # nothing is written for a run that cannot start
             save_plan(plan, config.work_dir)
         runs: list[StageRun] = []
         try:

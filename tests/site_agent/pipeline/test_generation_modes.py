@@ -99,6 +99,9 @@ def test_the_recipe_is_recorded_in_adapt_json_and_the_phi_check_in_stage_json(
     assert "batch_size = 2, max_length = 64 set" in recipe["reasons"][1]  # site.toml wins
     assert "max_steps = 2 set" in recipe["reasons"][3] and result["steps"] == 2
     assert result["phi_windows"] is not None and result["seen_windows"] >= result["phi_windows"]
+    adapt = read_record(folder_of(site.work_dir, "adapt"))
+    assert adapt is not None and adapt.summary["steps"]["run"] == result["steps"] == 2
+    assert adapt.summary["steps"]["estimated"] == recipe["steps"]
     generate = read_record(folder_of(site.work_dir, "generate"))
     assert generate is not None and generate.summary["phi_rate"] == "not checked"  # rate 0
 
