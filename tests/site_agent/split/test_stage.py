@@ -9,6 +9,7 @@ from shared.corpus_io import read_corpus, write_corpus
 from shared.provenance import sha256_file
 from site_agent.split.settings import CorpusSettings, SplitSettings
 from site_agent.stages import split as split
+from tests.console import synthesize_with
 
 
 def _corpus(n: int, prefix: str = "d", sources: int = 0) -> Corpus:
@@ -74,8 +75,6 @@ def test_split_keeps_a_pinned_test_file(tmp_path: Path) -> None:
 def test_an_id_in_two_split_files_is_refused_at_once(tmp_path: Path) -> None:
     """Split files a site numbered from 1 each are refused by the first stage, naming the file,
     the line, the field and the fix, with nothing written (the audit joins the splits later)."""
-    import subprocess
-
     import pytest
 
     from shared.errors import CorpusFormatError
@@ -95,15 +94,11 @@ def test_an_id_in_two_split_files_is_refused_at_once(tmp_path: Path) -> None:
     message = str(refused.value)
     assert "field 'id'" in message and "train split" in message and "fix:" in message
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
-    (tmp_path / "site.toml").write_text(
+    done = synthesize_with(
         f'site_id = "h"\nwork_dir = "w"\ndevice = "cpu"\n[corpus]\npath = "{gold}"\n'
         f'validation_path = "{validation}"\n',
-        encoding="utf-8",
+        tmp_path,
     )
-    done = subprocess.run(
-        ["site-agent", "synthesize", "--site-config", "site.toml"],
-        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=300,
-    )  # fmt: skip
     assert done.returncode == 65, done.stderr
     err = " ".join(done.stderr.split())
     assert f"{validation}:" in err and "field 'id'" in err and "unique id" in err
