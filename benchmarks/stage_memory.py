@@ -10,9 +10,9 @@ annotators stop after ``--annotator-steps`` optimiser steps and the generator af
 ``--adapt-steps`` (rows, tokens per pass and batch are the recipe's, so a step holds what a
 full run's step holds), and generation stops after ``--documents`` notes (whole batches at the
 default batch size and token budget); the annotator's quality gate, the generator's PHI-rate
-check and the export's check for a degenerate model are off, since a bounded model is weak. Every stage records its own
-peak RSS (``stage.json``, sampled each second with the kernel's high-water mark) and the
-pre-flight its estimate (``run-plan.json``); this script prints both.
+check and the export's check for a degenerate model are off, since a bounded model is weak.
+Every stage records its own peak RSS (``stage.json``, sampled each second with the kernel's
+high-water mark) and the pre-flight its estimate (``run-plan.json``); this script prints both.
 
 Corpora, what a hospital of each language gets by default:
 
