@@ -18,7 +18,6 @@ from pydantic import ValidationError
 
 from shared.corpus_io import read_corpus
 from shared.errors import ExportRefusedError, QualityGateError
-from shared.signing import generate_signing_key
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.export.bundle import BundleRequest, build_bundle
 from site_agent.pipeline.stage import read_record
@@ -27,7 +26,7 @@ from site_agent.stages.export import audit_binding
 from site_agent.stages.knobs import tokenizer_reference
 from site_agent.stages.pipeline import folder_of, run_pipeline, stage_artifact
 from site_agent.stages.registry import STAGES
-from tests.tiny_models import tiny_causal_lm, tiny_encoder
+from tests.meddocan_slice import slice_site
 
 LONG = 400  # words: more than any of the 30 notes has, so a prompt is the whole note
 UP_TO_ANNOTATE = tuple(STAGES[: [s.name for s in STAGES].index("annotate") + 1])
@@ -42,42 +41,21 @@ INPUTS = (
 
 
 def site_data(root: Path, meddocan_dir: Path) -> dict[str, object]:
-    rows = (meddocan_dir / "train.jsonl").read_text(encoding="utf-8").splitlines()
-    lines = sorted(rows, key=lambda line: len(json.loads(line)["text"]))[:30]
-    corpus = root / "slice.jsonl"
-    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    texts = [json.loads(line)["text"] for line in lines]
-    private = root / "keys" / "site.pem"
-    generate_signing_key(private, root / "keys" / "site.pub.pem")
-    return {
-        "site_id": "long-prompt",
-        "language": "es",
-        "device": "cpu",
-        "work_dir": str(root / "work"),
-        "signing_key": str(private),
-        "corpus": {"path": str(corpus)},
-        "split": {"validation_fraction": 0.2, "test_fraction": 0.2},
-        "annotator": {
-            "base_model": str(tiny_encoder(root / "encoder", texts)),
-            "min_validation_recall": 0.0,
-            "training": {"epochs": 1, "batch_size": 8, "min_steps": 0},
-        },
-        "adapt": {
-            "base_model": str(tiny_causal_lm(root / "generator", texts)),
-            "batch_size": 2,
-            "max_steps": 1,
-            "max_length": 64,
-            "quantization": "none",
-        },
-        "generation": {
+    data, _ = slice_site(
+        root,
+        meddocan_dir,
+        "long-prompt",
+        adapt={"max_steps": 1},
+        generation={
             "mode": "template",
             "samples_per_prompt": 1,
             "max_new_tokens": 4,
             "min_new_tokens": 1,
         },
-        "audit": {"canaries": 2},
-        "export": {"accept_degenerate": "tiny test models"},
-    }
+        audit={"canaries": 2},
+        export={"accept_degenerate": "tiny test models"},
+    )
+    return data
 
 
 @pytest.fixture(scope="module")

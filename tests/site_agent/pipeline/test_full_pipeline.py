@@ -13,62 +13,36 @@ from pathlib import Path
 import pytest
 
 from shared.corpus_io import read_corpus
-from shared.signing import generate_signing_key
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.export.verify import verify_bundle
 from site_agent.pipeline.runner import stage_folder
 from site_agent.pipeline.stage import read_record
 from site_agent.stages.pipeline import folder_of, run_pipeline, stage_artifact
 from site_agent.stages.registry import STAGES
+from tests.meddocan_slice import slice_site
 from tests.security.scan import leaks, needles
-from tests.tiny_models import tiny_causal_lm, tiny_encoder
 
 
 @pytest.fixture(scope="module")
 def site(meddocan_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[SiteConfig, Path]:
     root = tmp_path_factory.mktemp("site")
-    rows = (meddocan_dir / "train.jsonl").read_text(encoding="utf-8").splitlines()
-    lines = sorted(rows, key=lambda line: len(json.loads(line)["text"]))[:30]  # the shortest
-    corpus = root / "slice.jsonl"
-    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    texts = [json.loads(line)["text"] for line in lines]
-    encoder = tiny_encoder(root / "encoder", texts)
-    generator = tiny_causal_lm(root / "generator", texts)
-    private, public = root / "keys" / "site.pem", root / "keys" / "site.pub.pem"
-    generate_signing_key(private, public)
-    config = build_site_config(
-        {
-            "site_id": "meddocan-slice",
-            "language": "es",
-            "device": "cpu",
-            "work_dir": str(root / "work"),
-            "signing_key": str(private),
-            "corpus": {"path": str(corpus)},
-            "split": {"validation_fraction": 0.2, "test_fraction": 0.2},
-            "annotator": {
-                "base_model": str(encoder),
-                "min_validation_recall": 0.0,
-                "training": {"epochs": 1, "batch_size": 8, "min_steps": 0},
-            },
-            "adapt": {
-                "base_model": str(generator),
-                "batch_size": 2,
-                "max_steps": 2,
-                "max_length": 64,
-                "quantization": "none",
-            },
-            # the annotate mode's pipeline: the gold annotator labels the generated notes
-            "generation": {
-                "mode": "annotate",
-                "samples_per_prompt": 2,
-                "max_new_tokens": 24,
-                "max_documents": 8,
-            },
-            "audit": {"canaries": 2},
-            # one adaptation step: the synthetic corpus may hold no spans (issue 15's refusal)
-            "export": {"accept_degenerate": "tiny test models"},
-        }
+    data, public = slice_site(
+        root,
+        meddocan_dir,
+        "meddocan-slice",
+        adapt={"max_steps": 2},
+        # the annotate mode's pipeline: the gold annotator labels the generated notes
+        generation={
+            "mode": "annotate",
+            "samples_per_prompt": 2,
+            "max_new_tokens": 24,
+            "max_documents": 8,
+        },
+        audit={"canaries": 2},
+        # one adaptation step: the synthetic corpus may hold no spans (issue 15's refusal)
+        export={"accept_degenerate": "tiny test models"},
     )
+    config = build_site_config(data)
     run_pipeline(config)
     return config, public
 

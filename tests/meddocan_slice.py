@@ -1,0 +1,47 @@
+"""A site of the 30 shortest MEDDOCAN training notes with tiny models built from them: the
+whole pipeline in seconds, for tests that run it for real."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from shared.signing import generate_signing_key
+from site_agent.config import deep_merge
+from tests.tiny_models import tiny_causal_lm, tiny_encoder
+
+
+def slice_site(
+    root: Path, meddocan_dir: Path, site_id: str, **tables: Any
+) -> tuple[dict[str, Any], Path]:
+    """(site config as a dict, the signing key's public half); ``tables`` merge over the base
+    (one annotator epoch, LoRA at 2 x 64 on the CPU, canaries off unless asked for)."""
+    rows = (meddocan_dir / "train.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = sorted(rows, key=lambda line: len(json.loads(line)["text"]))[:30]  # the shortest
+    corpus = root / "slice.jsonl"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    texts = [json.loads(line)["text"] for line in lines]
+    private, public = root / "keys" / "site.pem", root / "keys" / "site.pub.pem"
+    generate_signing_key(private, public)
+    base = {
+        "site_id": site_id,
+        "language": "es",
+        "device": "cpu",
+        "work_dir": str(root / "work"),
+        "signing_key": str(private),
+        "corpus": {"path": str(corpus)},
+        "split": {"validation_fraction": 0.2, "test_fraction": 0.2},
+        "annotator": {
+            "base_model": str(tiny_encoder(root / "encoder", texts)),
+            "min_validation_recall": 0.0,
+            "training": {"epochs": 1, "batch_size": 8, "min_steps": 0},
+        },
+        "adapt": {
+            "base_model": str(tiny_causal_lm(root / "generator", texts)),
+            "batch_size": 2,
+            "max_length": 64,
+            "quantization": "none",
+        },
+    }
+    return deep_merge(base, tables), public
