@@ -60,20 +60,29 @@ class InProcessGrid(Grid):
             message.metadata.__dict__["_message_id"] = message_id
             ids.append(message_id)
             self.sent.append(message)
-            node = message.metadata.dst_node_id
-            if self.stop_at.get(node) == message.metadata.message_type:
-                self.stopped.add(node)
-            if node in self.stopped:
-                continue
-            context = Context(
-                run_id=1,
-                node_id=node,
-                node_config=self.node_configs[node],
-                state=RecordDict(),
-                run_config={},
-            )
-            self._replies[message_id] = self.app(message, context)
+            reply = self.reply_to(message)
+            if reply is not None:
+                self._replies[message_id] = reply
         return ids
+
+    def reply_to(self, message: Message) -> Message | None:
+        """The node's answer through the ClientApp; None from a stopped node."""
+        node = message.metadata.dst_node_id
+        if self.stop_at.get(node) == message.metadata.message_type:
+            self.stopped.add(node)
+        if node in self.stopped:
+            return None
+        return self.app(message, self.context(node))
+
+    def context(self, node: int) -> Context:
+        """What a SuperNode gives its ClientApp for one message."""
+        return Context(
+            run_id=1,
+            node_id=node,
+            node_config=self.node_configs[node],
+            state=RecordDict(),
+            run_config={},
+        )
 
     def pull_messages(self, message_ids: Iterable[str]) -> Iterable[Message]:
         return [self._replies.pop(i) for i in message_ids if i in self._replies]

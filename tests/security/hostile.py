@@ -4,12 +4,11 @@ crafted content, and bundles re-signed the way a site holding its own key can.""
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flwr.app import Context, Message, RecordDict
+from flwr.app import Message, RecordDict
 from flwr.clientapp import ClientApp
 
 from protocol import Corpus
@@ -35,29 +34,11 @@ class HostileGrid(InProcessGrid):
         super().__init__(app or ClientApp(), node_configs)
         self.hostile = hostile
 
-    def push_messages(self, messages: Iterable[Message]) -> Iterable[str]:
-        ids = []
-        for message in messages:
-            message_id = uuid.uuid4().hex
-            message.metadata.__dict__["_message_id"] = message_id
-            ids.append(message_id)
-            self.sent.append(message)
-            node = message.metadata.dst_node_id
-            honest = None
-            if self.node_configs.get(node):
-                context = Context(
-                    run_id=1,
-                    node_id=node,
-                    node_config=self.node_configs[node],
-                    state=RecordDict(),
-                    run_config={},
-                )
-                honest = self.app(message, context)
-            crafted = self.hostile[node](message, honest) if node in self.hostile else None
-            reply = Message(crafted, reply_to=message) if crafted is not None else honest
-            if reply is not None:
-                self._replies[message_id] = reply
-        return ids
+    def reply_to(self, message: Message) -> Message | None:
+        node = message.metadata.dst_node_id
+        honest = self.app(message, self.context(node)) if self.node_configs.get(node) else None
+        crafted = self.hostile[node](message, honest) if node in self.hostile else None
+        return Message(crafted, reply_to=message) if crafted is not None else honest
 
 
 def nested(depth: int) -> bytes:
