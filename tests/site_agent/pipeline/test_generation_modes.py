@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from shared.corpus_io import read_corpus
-from shared.signing import generate_signing_key
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.generate.merge import adds_tokens
 from site_agent.generate.tags import TAG
@@ -18,7 +17,7 @@ from site_agent.pipeline.stage import read_record
 from site_agent.privacy.identifying import IdentifyingIndex
 from site_agent.stages.pipeline import folder_of, run_pipeline, stage_artifact
 from site_agent.stages.registry import STAGES
-from tests.tiny_models import tiny_causal_lm, tiny_encoder
+from tests.meddocan_slice import slice_site
 
 
 @pytest.fixture(scope="module", params=["tagged", "template"])
@@ -27,49 +26,24 @@ def site(
 ) -> SiteConfig:
     mode: str = request.param
     root = tmp_path_factory.mktemp(f"site-{mode}")
-    rows = (meddocan_dir / "train.jsonl").read_text(encoding="utf-8").splitlines()
-    lines = sorted(rows, key=lambda line: len(json.loads(line)["text"]))[:30]  # the shortest
-    corpus = root / "slice.jsonl"
-    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    notes = read_corpus(corpus).documents
-    encoder = tiny_encoder(root / "encoder", [d.text for d in notes])
-    # the adapt stage adds the mode's tags or placeholders to this tokenizer as whole tokens
-    generator = tiny_causal_lm(root / "generator", [d.text for d in notes])
-    private = root / "keys" / "site.pem"
-    generate_signing_key(private, root / "keys" / "site.pub.pem")
-    config = build_site_config(
-        {
-            "site_id": f"meddocan-{mode}",
-            "language": "es",
-            "device": "cpu",
-            "work_dir": str(root / "work"),
-            "signing_key": str(private),
-            "corpus": {"path": str(corpus)},
-            "split": {"validation_fraction": 0.2, "test_fraction": 0.2},
-            "annotator": {
-                "base_model": str(encoder),
-                "min_validation_recall": 0.0,
-                "training": {"epochs": 1, "batch_size": 8, "min_steps": 0},
-            },
-            "adapt": {
-                "base_model": str(generator),
-                "batch_size": 2,
-                "max_steps": 2,
-                "max_length": 64,
-                "quantization": "none",
-            },
-            "generation": {
-                "mode": mode,
-                "min_phi_rate": 0.0,  # a tiny random generator writes no markers to check
-                "samples_per_prompt": 2,
-                "max_new_tokens": 24,
-                "max_documents": 8,
-            },
-            "audit": {"canaries": 2},
-            # tiny models: the synthetic-trained encoder learns next to nothing (issue 15's refusal)
-            "export": {"accept_degenerate": "tiny test models"},
-        }
+    # the adapt stage adds the mode's tags or placeholders to the tiny tokenizer as whole tokens
+    data, _ = slice_site(
+        root,
+        meddocan_dir,
+        f"meddocan-{mode}",
+        adapt={"max_steps": 2},
+        generation={
+            "mode": mode,
+            "min_phi_rate": 0.0,  # a tiny random generator writes no markers to check
+            "samples_per_prompt": 2,
+            "max_new_tokens": 24,
+            "max_documents": 8,
+        },
+        audit={"canaries": 2},
+        # tiny models: the synthetic-trained encoder learns next to nothing (issue 15's refusal)
+        export={"accept_degenerate": "tiny test models"},
     )
+    config = build_site_config(data)
     run_pipeline(config)
     return config
 
