@@ -52,6 +52,7 @@ DEFAULT_DATA = next(
 )
 COLUMNS = (
     ("backbone", "{}"),
+    ("bf16", "{}"),
     ("best_epoch", "{}"),
     ("dev_word_tag_f1", "{:.3f}"),
     ("dev_token_f1", "{:.3f}"),
@@ -103,8 +104,10 @@ def _report(stage: str, done: int, total: int) -> None:
         print(f"  {stage}: {total} batches done", file=sys.stderr, flush=True)
 
 
-def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    """Train, select on dev, annotate test; one row of the table."""
+def run_backbone(
+    backbone: str, args: argparse.Namespace, work: Path, bf16: str = "auto"
+) -> dict[str, Any]:
+    """Train, select on dev, annotate test; one row of the table (``bf16``: auto, on, off)."""
     from ner.infer import machine_annotate
     from ner.train import train_annotator
     from site_agent.annotator.encoder import resolve_backbone
@@ -118,7 +121,7 @@ def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[st
         grad_accumulation=args.grad_accumulation,
         group_by_length=not args.no_group_by_length,
         num_threads=args.num_threads,
-        bf16={"auto": None, "on": True, "off": False}[args.bf16],
+        bf16={"auto": None, "on": True, "off": False}[bf16],
     )
     train, dev, test = (_load(args.data, s, args.max_docs) for s in ("train", "dev", "test"))
     model = resolve_backbone(backbone)
@@ -130,6 +133,7 @@ def run_backbone(backbone: str, args: argparse.Namespace, work: Path) -> dict[st
     record = result.record
     return {
         "backbone": backbone,
+        "bf16": "on" if record.bf16 else "off",
         "best_epoch": record.best_epoch,
         # per-word tag F1 (what the loop logs) and seqeval's F1 over tokens, which is what
         # test_token_f1 reports (shared.metrics): only the latter two are comparable
@@ -275,8 +279,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-batch-size", type=int, default=32)
     parser.add_argument("--num-threads", type=int, default=None)
     parser.add_argument("--no-group-by-length", action="store_true")
-    parser.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
-                        help="bfloat16 autocast (auto: where the hardware has it)")  # fmt: skip
+    parser.add_argument("--bf16", choices=("auto", "on", "off"), nargs="+", default=["auto"],
+                        help="bfloat16 autocast (auto: where the hardware has it); several "
+                        "values give one row each, side by side")  # fmt: skip
     parser.add_argument("--work", type=Path, default=None, help="where models are written")
     parser.add_argument("--english", type=int, default=None, metavar="N",
                         help="English check: N demo-generator notes, default recipe")  # fmt: skip
@@ -300,14 +305,16 @@ def main(argv: list[str] | None = None) -> None:
         return
     rows, failed = [], []
     context = multiprocessing.get_context("spawn")
-    for index, backbone in enumerate(args.backbones):
+    runs = [(b, bf16) for b in args.backbones for bf16 in args.bf16]
+    for index, (backbone, bf16) in enumerate(runs):
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
             try:
-                rows.append(pool.submit(run_backbone, backbone, args, work / str(index)).result())
+                job = pool.submit(run_backbone, backbone, args, work / str(index), bf16)
+                rows.append(job.result())
             except ToolkitError as exc:
-                failed.append(f"{backbone}: {exc}")
+                failed.append(f"{backbone} (bf16 {bf16}): {exc}")
                 continue
-        print(f"done: {backbone}", file=sys.stderr)
+        print(f"done: {backbone} (bf16 {bf16})", file=sys.stderr)
     if rows:
         print_table(rows)
     for line in failed:

@@ -4,12 +4,18 @@ whole pipeline in seconds, for tests that run it for real."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from shared.signing import generate_signing_key
 from site_agent.config import deep_merge
 from tests.tiny_models import tiny_causal_lm, tiny_encoder
+
+# DEID_SYNTH_TEST_DEVICE=auto runs these sites as a GPU site runs (device and quantization
+# chosen by the toolkit: QLoRA and the annotator on CUDA where it is visible); unset, on the CPU
+# in full precision, as CI runs them
+AUTO_DEVICE = os.environ.get("DEID_SYNTH_TEST_DEVICE") == "auto"
 
 
 def slice_site(
@@ -27,7 +33,7 @@ def slice_site(
     base = {
         "site_id": site_id,
         "language": "es",
-        "device": "cpu",
+        "device": "auto" if AUTO_DEVICE else "cpu",
         "work_dir": str(root / "work"),
         "signing_key": str(private),
         "corpus": {"path": str(corpus)},
@@ -41,7 +47,7 @@ def slice_site(
             "base_model": str(tiny_causal_lm(root / "generator", texts)),
             "batch_size": 2,
             "max_length": 64,
-            "quantization": "none",
+            "quantization": "auto" if AUTO_DEVICE else "none",
         },
     }
     return deep_merge(base, tables), public

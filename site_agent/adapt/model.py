@@ -33,12 +33,17 @@ def attach_lora(
     preparation first when the base is 4-bit."""
     from peft import get_peft_model, prepare_model_for_kbit_training
 
+    # non-reentrant checkpointing: what torch recommends, and the reentrant default is going
+    # away (torch warned on every QLoRA step of the CUDA check, docs/results.md)
+    checkpointing = {"use_reentrant": False}
     if plan.quantization == "nf4":
         model = prepare_model_for_kbit_training(
-            model, use_gradient_checkpointing=settings.gradient_checkpointing
+            model,
+            use_gradient_checkpointing=settings.gradient_checkpointing,
+            gradient_checkpointing_kwargs=checkpointing,
         )
     elif settings.gradient_checkpointing and plan.device == "cuda":
-        model.gradient_checkpointing_enable()
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=checkpointing)
         model.enable_input_require_grads()
     return get_peft_model(model, lora_config(model, settings, trainable_tokens))
 
