@@ -8,7 +8,8 @@ Without a renderer a prompt stops before the note's first identifier.
 This is the only planner: the generate stage and the tests use :func:`plan_for_model`.
 
 Document ids are ``syn-<prompt index>-<sample index>``; batches are cut from the full plan
-in a fixed order, so a resumed run regenerates exactly the batches that are missing.
+in a fixed order (round-robin over the prompts), so a resumed run regenerates exactly the
+documents that are missing.
 """
 
 from __future__ import annotations
@@ -257,7 +258,17 @@ def plan_for_model(
 
 
 def slots(plan: GenerationPlan) -> list[Slot]:
-    return [Slot(doc_id(p, s), p, s) for p, count in enumerate(plan.samples) for s in range(count)]
+    """Every document of the plan, round-robin over the prompts (each prompt's first sample,
+    then each one's second, ...), so that any run's first notes, the ones the early PHI-rate
+    check reads, come from all prompts instead of the first few (prompt by prompt, 32 notes
+    were one or two prompts' continuations)."""
+    most = max(plan.samples, default=0)
+    return [
+        Slot(doc_id(p, s), p, s)
+        for s in range(most)
+        for p, count in enumerate(plan.samples)
+        if s < count
+    ]
 
 
 def batches(plan: GenerationPlan, batch_size: int) -> list[list[Slot]]:

@@ -12,7 +12,7 @@ import pytest
 from shared.corpus_io import read_corpus
 from shared.errors import ConfigError, CorpusFormatError
 from site_agent.generate import backend as backend_registry
-from site_agent.generate.plan import GenerationPlan
+from site_agent.generate.plan import GenerationPlan, slots
 from site_agent.generate.run import generate_corpus
 from site_agent.generate.settings import GenerationSettings
 from site_agent.generate.store import load_done
@@ -54,7 +54,8 @@ def _kill_after(batches: int) -> Callable[[int, int], None]:
 
 def test_all_planned_documents_with_deterministic_ids(tmp_path: Path) -> None:
     corpus = generate_corpus(PLAN, tmp_path, None, FAKE, tmp_path / "syn.jsonl")
-    expected = ["syn-0-0", "syn-0-1", "syn-0-2", "syn-1-0", "syn-1-1", "syn-2-0", "syn-2-1"]
+    # round-robin over the three prompts (3, 2 and 2 samples)
+    expected = ["syn-0-0", "syn-1-0", "syn-2-0", "syn-0-1", "syn-1-1", "syn-2-1", "syn-0-2"]
     assert [d.id for d in corpus.documents] == expected
     for doc in corpus.documents:
         prompt = PLAN.prompts[doc.meta["prompt_index"]]  # type: ignore[index]
@@ -83,8 +84,8 @@ def test_torn_last_line_is_dropped_and_regenerated(tmp_path: Path) -> None:
     with pytest.raises(Killed):
         generate_corpus(PLAN, "org/tiny", None, FAKE, out, progress=_kill_after(1))
     with out.open("a", encoding="utf-8") as handle:
-        handle.write('{"id": "syn-0-2", "text": "Paciente de 70 half-writ')
-    assert set(load_done(out)) == {"syn-0-0", "syn-0-1"}
+        handle.write('{"id": "syn-2-0", "text": "Ingresa en half-writ')
+    assert set(load_done(out)) == {"syn-0-0", "syn-1-0"}  # the first batch, round-robin
     assert out.read_text(encoding="utf-8").endswith("}\n")
     corpus = generate_corpus(PLAN, "org/tiny", None, FAKE, out)
     assert len(corpus) == PLAN.total
@@ -138,9 +139,10 @@ def test_hf_backend_generates_the_planned_corpus_and_resumes(
     with pytest.raises(Killed):
         generate_corpus(plan, tiny_llama, None, settings, out, progress=_kill_after(1))
     corpus = generate_corpus(plan, tiny_llama, None, settings, out)
-    assert [d.id for d in corpus.documents] == [
+    assert [d.id for d in corpus.documents] == [slot.doc_id for slot in slots(plan)]
+    assert sorted(d.id for d in corpus.documents) == sorted(
         f"syn-{p}-{s}" for p, n in enumerate(plan.samples) for s in range(n)
-    ]
+    )
     for doc in corpus.documents:
         assert doc.text.startswith(plan.prompts[doc.meta["prompt_index"]])  # type: ignore[index]
         assert len(doc.text) > len(plan.prompts[doc.meta["prompt_index"]])  # type: ignore[index]

@@ -9,6 +9,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from protocol import Corpus, Document, Span
 from site_agent.generate.plan import (
+    GenerationPlan,
     allocate,
     batches,
     build_prompts,
@@ -118,11 +119,23 @@ def test_allocation_and_ids() -> None:
         _notes(["a b c", "d e f"]), 2, GenerationSettings(amount=1.5), tiny_tokenizer([], "causal")
     )
     ids = [s.doc_id for s in slots(plan)]
-    assert ids == ["syn-0-0", "syn-0-1", "syn-1-0"]
+    assert ids == ["syn-0-0", "syn-1-0", "syn-0-1"]  # round-robin over the prompts
     assert [[s.doc_id for s in b] for b in batches(plan, 2)] == [
-        ["syn-0-0", "syn-0-1"],
-        ["syn-1-0"],
+        ["syn-0-0", "syn-1-0"],
+        ["syn-0-1"],
     ]
+
+
+def test_the_first_batches_draw_on_every_prompt() -> None:
+    """The early PHI-rate check reads the first notes: with 5 prompts of 4 samples, the first
+    5 notes are one from each prompt, and every sample of the plan comes exactly once."""
+    plan = GenerationPlan(prompts=tuple("abcde"), samples=(4, 4, 4, 4, 3), max_new_tokens=8)
+    order = slots(plan)
+    assert [s.prompt_index for s in order[:5]] == [0, 1, 2, 3, 4]
+    assert sorted((s.prompt_index, s.sample_index) for s in order) == [
+        (p, i) for p, count in enumerate(plan.samples) for i in range(count)
+    ]
+    assert len({s.doc_id for s in order}) == plan.total == 19
 
 
 def test_plan_for_model_counts_with_the_model_tokenizer(tmp_path: Path) -> None:

@@ -33,9 +33,9 @@ def test_vllm_backend_generates_planned_documents(tmp_path: Path) -> None:
     corpus = generate_corpus(plan, model, None, settings, tmp_path / "syn.jsonl")
     assert [d.id for d in corpus.documents] == [
         "syn-0-0",
-        "syn-0-1",
-        "syn-0-2",
         "syn-1-0",
+        "syn-0-1",
         "syn-1-1",
+        "syn-0-2",
     ]
     assert corpus.provenance.notes["backend"] == "vllm"
