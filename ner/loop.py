@@ -16,20 +16,22 @@ import torch
 
 from ner.decoding import DECODERS
 from ner.features import EncodedChunk, collate, length_grouped_batches
-from shared.cpu_features import cpu_bf16_supported
+from shared.cpu_features import cpu_amx_supported, cpu_bf16_supported
 from shared.ner_tokens import IGNORE
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as work advances (e.g. ``"epoch 2/6"``, 40, 120)."""
 
 
-def resolve_bf16(flag: bool | None, device: torch.device) -> bool:
-    """Whether to autocast to bfloat16: the explicit flag, else native hardware support."""
+def resolve_bf16(flag: bool | None, device: torch.device, *, training: bool = False) -> bool:
+    """Whether to autocast to bfloat16: the explicit flag, else where the hardware makes it
+    faster. On a CPU, inference needs native bf16 instructions (AVX-512 BF16 or AMX);
+    training needs AMX, as measured (``shared.cpu_features.cpu_amx_supported``)."""
     if flag is not None:
         return flag
     if device.type == "cuda":
         return bool(torch.cuda.is_bf16_supported())
-    return cpu_bf16_supported()
+    return cpu_amx_supported() if training else cpu_bf16_supported()
 
 
 def autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextManager[Any]:

@@ -29,20 +29,22 @@ class AnnotatorSettings(ProtocolModel):
     before every epoch (``shared.threads``: all cores' busy time minus this process's own, at
     least 1), because on a shared 2-core machine an oversubscribed second thread made training
     2-6x slower. ``bf16`` runs forward/backward under
-    bfloat16 autocast (weights stay fp32); None turns it on where the hardware computes bf16
-    natively (CUDA with bf16, CPUs with AVX512-BF16 or AMX), where it roughly halved CPU
-    training time in our measurements. ``stall_restarts``: how many times a run whose best
-    validation epoch finds no entity at all (stuck on "O", as seed 000 Appendix A reports) is
-    started again with the next seed. ``freeze_embeddings`` keeps the input (sub-word) embedding
-    matrix fixed. For a multilingual encoder it holds most of the weights (96M of 118M in
-    e5-small: 250k rows, of which a corpus touches a few thousand), so freezing it removes the
-    dense gradient and AdamW update of that matrix (about 30% of a CPU training step, and about
-    1 GB of optimiser state) and keeps the rows of sub-words unseen in training as pre-trained.
-    None freezes it when it holds at least half of the model's parameters (pre-trained
-    vocabularies; never a small randomly initialised test model, which needs to learn its
-    embeddings). ``decoding`` turns per-word tag scores into tags, in validation and in machine
-    annotation alike: ``viterbi`` takes the most probable well-formed IOB2 sequence, ``argmax``
-    each word's best tag on its own (``ner.decoding``).
+    bfloat16 autocast (weights stay fp32); None turns it on where the hardware makes it
+    faster: CUDA with bf16; on a CPU, inference with AVX512-BF16 or AMX and training with AMX
+    only (on an AMD EPYC with AVX512-BF16 and no AMX, bf16 training was 0.75x as fast as
+    float32 and inference 1.3x faster: docs/results.md, "The machine annotator").
+    ``stall_restarts``: how many times a run whose best validation epoch finds no entity at
+    all (stuck on "O", as seed 000 Appendix A reports) is started again with the next seed.
+    ``freeze_embeddings`` keeps the input (sub-word) embedding matrix fixed. For a multilingual
+    encoder it holds most of the weights (96M of 118M in e5-small: 250k rows, of which a corpus
+    touches a few thousand), so freezing it removes the dense gradient and AdamW update of that
+    matrix (about 30% of a CPU training step, and about 1 GB of optimiser state) and keeps the
+    rows of sub-words unseen in training as pre-trained. None freezes it when it holds at least
+    half of the model's parameters (pre-trained vocabularies; never a small randomly initialised
+    test model, which needs to learn its embeddings). ``decoding`` turns per-word tag scores
+    into tags, in validation and in machine annotation alike: ``viterbi`` takes the most
+    probable well-formed IOB2 sequence, ``argmax`` each word's best tag on its own
+    (``ner.decoding``).
 
     Sparse PHI (most notes without any, well under 1% of words inside an entity) leaves a model
     that predicts only ``O`` after a recipe counted in epochs; ``ner.recipe``
