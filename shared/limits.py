@@ -19,7 +19,7 @@ from pydantic import Field
 from protocol.base import ProtocolModel
 from shared.errors import ToolkitError
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # runs of plain characters at once
 _BRACKET = re.compile(rb"[\[\]{}]")
 
 

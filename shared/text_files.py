@@ -101,8 +101,12 @@ def decode_text(
     *,
     what: str = "file",
     error: type[ToolkitError] = CorpusFormatError,
+    first_line: int = 1,
 ) -> TextFile:
-    """``data`` (the bytes of ``path``) as UTF-8 text, or ``error`` saying how to convert it."""
+    """``data`` (the bytes of ``path``) as UTF-8 text, or ``error`` saying how to convert it.
+
+    ``first_line``: the line number of ``data``'s first line in the file (a file decoded a
+    line at a time names the line the bad byte is on)."""
     foreign = _foreign_bom(data)
     if foreign is not None:
         raise _error(
@@ -119,7 +123,8 @@ def decode_text(
     except UnicodeDecodeError as exc:
         offset = exc.start + (len(UTF8_BOM) if had_bom else 0)
         message = _undecodable(path, data, offset, what)
-        raise _error(error, path, message, line=_line_of(data, offset)) from None
+        line = _line_of(data, offset) + first_line - 1
+        raise _error(error, path, message, line=line) from None
     return TextFile(text, had_bom)
 
 

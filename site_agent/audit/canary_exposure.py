@@ -8,17 +8,17 @@ canary's span, looked up in the audit's real/synthetic n-gram table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from protocol import Document
-from protocol.audit import Canary
+from protocol.audit import Canary, CanarySet
 from shared.errors import ConfigError
-from site_agent.audit.context import AuditContext
-from site_agent.audit.registry import register_measure
+from site_agent.audit.context import AuditContext, SyntheticChunk
+from site_agent.audit.ngrams_found import NgramsFound
+from site_agent.audit.registry import Reread, register_measure
 from site_agent.privacy.grams import ngrams_of
 from site_agent.privacy.surfaces import SurfaceMatcher
 from site_agent.privacy.tokens import word_hash
@@ -46,8 +46,9 @@ class CanaryResult:
     kinds: tuple[str, ...]
     match_docs: np.ndarray
     match_keys: np.ndarray
-    context_found: Sequence[Callable[[np.ndarray], int]]
+    context_columns: tuple[np.ndarray, ...]
     context_totals: tuple[int, ...]
+    found: NgramsFound
     n_docs: int
 
     def docs_with_canary(self) -> np.ndarray:
@@ -59,6 +60,7 @@ class CanaryResult:
         keys = self.match_keys[kept[self.match_docs]]
         found = np.zeros(len(self.kinds), dtype=bool)
         found[keys] = True
+        contexts = self.found.found(("words", CONTEXT_N), kept)
         return {
             "planted": len(self.kinds),
             "found": int(found.sum()),
@@ -67,46 +69,65 @@ class CanaryResult:
             },
             "documents_with_canary": int((self.docs_with_canary() & kept).sum()),
             "context_5grams": int(sum(self.context_totals)),
-            "context_5grams_found": int(sum(f(kept) for f in self.context_found)),
+            "context_5grams_found": int(sum(contexts[c].sum() for c in self.context_columns)),
         }
 
 
-def _context_counter(table: Any, cols: np.ndarray) -> Callable[[np.ndarray], int]:
-    return lambda kept: int(table.synth_hits(kept)[cols].sum())
+def _context_columns(context: AuditContext, canary: Canary, doc: Document) -> np.ndarray:
+    """The columns (real word 5-grams) of the canary's contexts; every context 5-gram is one,
+    as it comes from the planted copy of the real corpus."""
+    vocab = context.real_grams("words", CONTEXT_N).vocab
+    grams = context_hashes(doc, canary)
+    cols = np.searchsorted(vocab, grams)
+    if not len(vocab):
+        return cols[:0]
+    return cols[(cols < len(vocab)) & (vocab[np.minimum(cols, len(vocab) - 1)] == grams)]
+
+
+class _Canaries:
+    """The canaries' automaton and context columns built once; each chunk adds its matches
+    (the contexts are counted by the shared :class:`NgramsFound`)."""
+
+    def __init__(self, context: AuditContext, canaries: CanarySet, found: NgramsFound) -> None:
+        by_id = context.real.by_id()
+        self.columns: list[np.ndarray] = []
+        self.totals: list[int] = []
+        for canary in canaries.canaries:
+            if canary.document_id not in by_id:
+                raise ConfigError(
+                    f"canary document {canary.document_id!r} is not in the real corpus; fix: "
+                    "audit against the planted copy the canaries were recorded for"
+                )
+            doc = by_id[canary.document_id]
+            self.columns.append(_context_columns(context, canary, doc))
+            self.totals.append(len(context_hashes(doc, canary)))
+        self.kinds = tuple(c.kind for c in canaries.canaries)
+        self.matcher = SurfaceMatcher.build([c.value for c in canaries.canaries])
+        self.found = found
+        self.docs: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        self.keys: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        self.n_docs = 0
+
+    def add(self, chunk: SyntheticChunk) -> None:
+        docs, keys = self.matcher.match(chunk.documents)
+        self.docs.append(chunk.positions[docs])
+        self.keys.append(keys)
+        self.n_docs += chunk.n_docs
+
+    def finish(self, reread: Reread) -> CanaryResult:
+        return CanaryResult(
+            kinds=self.kinds,
+            match_docs=np.concatenate(self.docs),
+            match_keys=np.concatenate(self.keys),
+            context_columns=tuple(self.columns),
+            context_totals=tuple(self.totals),
+            found=self.found,
+            n_docs=self.n_docs,
+        )
 
 
 @register_measure("canaries")
-def measure_canaries(context: AuditContext) -> CanaryResult | None:
+def measure_canaries(context: AuditContext, found: NgramsFound) -> _Canaries | None:
     if context.canaries is None:
         return None
-    by_id = context.real.by_id()
-    table = context.gram_table("words", CONTEXT_N)
-    counters, totals = [], []
-    for canary in context.canaries.canaries:
-        if canary.document_id not in by_id:
-            raise ConfigError(
-                f"canary document {canary.document_id!r} is not in the real corpus; fix: audit "
-                "against the planted copy the canaries were recorded for"
-            )
-        grams = context_hashes(by_id[canary.document_id], canary)
-        cols = np.searchsorted(table.vocab, grams)
-        cols = (
-            cols[
-                (cols < len(table.vocab))
-                & (table.vocab[np.minimum(cols, len(table.vocab) - 1)] == grams)
-            ]
-            if len(table.vocab)
-            else cols[:0]
-        )
-        counters.append(_context_counter(table, cols))
-        totals.append(len(grams))
-    matcher = SurfaceMatcher.build([c.value for c in context.canaries.canaries])
-    docs, keys = matcher.match(context.synthetic.documents)
-    return CanaryResult(
-        kinds=tuple(c.kind for c in context.canaries.canaries),
-        match_docs=docs,
-        match_keys=keys,
-        context_found=tuple(counters),
-        context_totals=tuple(totals),
-        n_docs=len(context.synthetic.documents),
-    )
+    return _Canaries(context, context.canaries, found)

@@ -4,6 +4,9 @@ Exact: two documents are duplicates when their normalised word sequences are equ
 punctuation and spacing ignored), compared by a 64-bit hash. Near: Jaccard similarity of the
 sets of word shingles >= the policy threshold (default 0.90), found with MinHash/LSH and
 verified exactly. Within the synthetic corpus the earliest retained document of a group stays.
+
+The synthetic corpus is read a chunk at a time: per note only its hash and its LSH band keys
+are kept; the notes of candidate pairs are read again to verify them.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from site_agent.audit.context import AuditContext
-from site_agent.audit.registry import register_measure
+from site_agent.audit.context import AuditContext, SyntheticChunk
+from site_agent.audit.ngrams_found import NgramsFound
+from site_agent.audit.registry import Reread, register_measure
 from site_agent.privacy.grams import ngrams_of
 from site_agent.privacy.minhash import band_keys, candidate_pairs, lsh_params, signatures
 from site_agent.privacy.tokens import U64, TokenStream, mix64
@@ -94,60 +98,96 @@ class DuplicateResult:
         }
 
 
-def _near_pairs(
-    context: AuditContext, representatives: np.ndarray
-) -> tuple[set[int], dict[int, set[int]]]:
-    """Synthetic representatives near a real document, and near links between representatives."""
-    settings = context.policy.duplicates
-    real, synth = context.stream("real"), context.stream("synthetic")
-    real_sigs, real_ok = signatures(real, settings.shingle, settings.num_perm, settings.seed)
-    synth_sigs, synth_ok = signatures(synth, settings.shingle, settings.num_perm, settings.seed)
-    bands, rows = lsh_params(settings.threshold, settings.num_perm)
-    keys = band_keys(np.concatenate([real_sigs, synth_sigs]), bands, rows)
-    offset = real.n_docs
-    members = np.concatenate(
-        [np.flatnonzero(real_ok), offset + representatives[synth_ok[representatives]]]
-    )
-    shingles = {
-        "real": _Shingles(real, settings.shingle),
-        "synth": _Shingles(synth, settings.shingle),
-    }
-    near_real: set[int] = set()
-    neighbours: dict[int, set[int]] = {}
-    for i, j in sorted(candidate_pairs(keys, members)):
-        if j < offset:
-            continue
-        s = j - offset
-        if i < offset:
-            if (
-                s not in near_real
-                and exact_jaccard(shingles["real"].get(i), shingles["synth"].get(s))
-                >= settings.threshold
-            ):
-                near_real.add(s)
-        elif (
-            exact_jaccard(shingles["synth"].get(i - offset), shingles["synth"].get(s))
-            >= settings.threshold
-        ):
-            neighbours.setdefault(i - offset, set()).add(s)
-            neighbours.setdefault(s, set()).add(i - offset)
-    return near_real, neighbours
+def _shingle_sets(stream: TokenStream, n: int, docs: np.ndarray) -> list[np.ndarray]:
+    return [np.unique(ngrams_of(stream.doc_tokens(d), n)) for d in docs.tolist()]
+
+
+class _Duplicates:
+    """Per chunk: each note's exact hash, whether it copies a real note, and its LSH band keys
+    (a few hundred bytes a note). At the end: the exact groups, the candidate pairs over all
+    band keys, and their exact Jaccard similarity, with the candidate notes read again."""
+
+    def __init__(self, context: AuditContext) -> None:
+        settings = context.policy.duplicates
+        self.context, self.settings = context, settings
+        real = context.stream("words")
+        self.real_hash = document_hashes(real)
+        sigs, self.real_ok = signatures(real, settings.shingle, settings.num_perm, settings.seed)
+        self.bands, self.rows = lsh_params(settings.threshold, settings.num_perm)
+        self.real_keys = band_keys(sigs, self.bands, self.rows)
+        self.hashes: list[np.ndarray] = []
+        self.exact_real: list[np.ndarray] = []
+        self.keys: list[np.ndarray] = []
+        self.ok: list[np.ndarray] = []
+
+    def add(self, chunk: SyntheticChunk) -> None:
+        settings, stream = self.settings, chunk.stream("words")
+        hashes = document_hashes(stream)
+        sigs, ok = signatures(stream, settings.shingle, settings.num_perm, settings.seed)
+        self.hashes.append(hashes)
+        self.exact_real.append(np.isin(hashes, self.real_hash))
+        self.keys.append(band_keys(sigs, self.bands, self.rows))
+        self.ok.append(ok)
+
+    def finish(self, reread: Reread) -> DuplicateResult:
+        synth_hash = _joined(self.hashes, np.uint64)
+        _, first, inverse = np.unique(synth_hash, return_index=True, return_inverse=True)
+        group = first[inverse].astype(np.int64)
+        near_real_groups, neighbours = self._near_pairs(np.sort(first), reread)
+        near_real = np.isin(
+            group, np.fromiter(near_real_groups, dtype=np.int64, count=len(near_real_groups))
+        )
+        return DuplicateResult(
+            group=group,
+            exact_real=_joined(self.exact_real, bool),
+            near_real=near_real,
+            neighbours=neighbours,
+        )
+
+    def _near_pairs(
+        self, representatives: np.ndarray, reread: Reread
+    ) -> tuple[set[int], dict[int, set[int]]]:
+        """Synthetic representatives near a real document, and near links between them."""
+        settings = self.settings
+        real = self.context.stream("words")
+        synth_ok = _joined(self.ok, bool)
+        synth_keys = _joined(self.keys, np.uint64).reshape(-1, self.bands)
+        self.keys = []
+        keys = np.concatenate([self.real_keys, synth_keys])
+        offset = real.n_docs
+        members = np.concatenate(
+            [np.flatnonzero(self.real_ok), offset + representatives[synth_ok[representatives]]]
+        )
+        pairs = sorted(candidate_pairs(keys, members))
+        del keys, synth_keys
+        needed = np.unique([k - offset for pair in pairs for k in pair if k >= offset])
+        synth_shingles: dict[int, np.ndarray] = {}
+        for chunk in reread(needed.astype(np.int64)):
+            sets = _shingle_sets(chunk.stream("words"), settings.shingle, np.arange(chunk.n_docs))
+            synth_shingles.update(zip(chunk.positions.tolist(), sets, strict=True))
+        real_shingles = _Shingles(real, settings.shingle)
+        near_real: set[int] = set()
+        neighbours: dict[int, set[int]] = {}
+        for i, j in pairs:
+            if j < offset:
+                continue
+            s = j - offset
+            if i < offset:
+                if (
+                    s not in near_real
+                    and exact_jaccard(real_shingles.get(i), synth_shingles[s]) >= settings.threshold
+                ):
+                    near_real.add(s)
+            elif exact_jaccard(synth_shingles[i - offset], synth_shingles[s]) >= settings.threshold:
+                neighbours.setdefault(i - offset, set()).add(s)
+                neighbours.setdefault(s, set()).add(i - offset)
+        return near_real, neighbours
+
+
+def _joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
 @register_measure("duplicates")
-def measure_duplicates(context: AuditContext) -> DuplicateResult:
-    synth_hash = document_hashes(context.stream("synthetic"))
-    real_hash = document_hashes(context.stream("real"))
-    _, first, inverse = np.unique(synth_hash, return_index=True, return_inverse=True)
-    group = first[inverse].astype(np.int64)
-    representatives = np.sort(first)
-    near_real_groups, neighbours = _near_pairs(context, representatives)
-    near_real = np.isin(
-        group, np.fromiter(near_real_groups, dtype=np.int64, count=len(near_real_groups))
-    )
-    return DuplicateResult(
-        group=group,
-        exact_real=np.isin(synth_hash, real_hash),
-        near_real=near_real,
-        neighbours=neighbours,
-    )
+def measure_duplicates(context: AuditContext, found: NgramsFound) -> _Duplicates:
+    return _Duplicates(context)

@@ -15,7 +15,6 @@ from shared.errors import ConfigError
 from site_agent.audit.canary_exposure import CanaryResult
 from site_agent.audit.duplicates import DuplicateResult
 from site_agent.audit.nearest_real import NearestRealResult
-from site_agent.audit.ngram_recall import docs_with_sensitive_ngrams
 from site_agent.audit.pii_echo import PiiEchoResult
 from site_agent.audit.registry import FilterInput, register_filter
 
@@ -66,12 +65,7 @@ def pii_echo(given: FilterInput) -> np.ndarray:
 
 @register_filter("sensitive_ngram")
 def sensitive_ngram(given: FilterInput) -> np.ndarray:
-    n = given.context.policy.filters.sensitive_ngram_n
-    flagged = np.zeros(len(given.alive), dtype=bool)
-    for unit in given.context.units:
-        table = given.context.gram_table(unit, n)
-        flagged |= docs_with_sensitive_ngrams(table, given.context.identifying(unit, n))
-    return flagged
+    return given.ngrams.flagged()
 
 
 @register_filter("rouge_recall")

@@ -22,16 +22,18 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from protocol.audit import MembershipCanarySet
-from site_agent.audit.context import AuditContext
+from site_agent.audit.context import AuditContext, SyntheticChunk
+from site_agent.audit.kept_counts import KeptCounts
 from site_agent.audit.membership_metrics import exposure, separation
+from site_agent.audit.ngrams_found import NgramsFound
 from site_agent.audit.policy import MembershipSettings
-from site_agent.audit.registry import register_measure
+from site_agent.audit.registry import Reread, register_measure
 from site_agent.canaries.membership import draw_secret
 from site_agent.privacy.grams import ngrams_at, ngrams_of
 from site_agent.privacy.tokens import TokenStream, reference_words, word_hash
@@ -79,15 +81,21 @@ class SecretIndex:
         return np.bincount(self.hit_query[order - 1][hits], minlength=self.n_queries[order - 1])
 
 
-def build_index(stream: TokenStream, secrets: np.ndarray) -> SecretIndex:
-    """Index the word stream of a corpus for the secrets (rows of word hashes)."""
-    length = secrets.shape[1]
+def secret_queries(secrets: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per order n: each secret's n-grams as query columns, and the sorted unique queries."""
     grams, queries = [], []
-    for n in range(1, length + 1):
+    for n in range(1, secrets.shape[1] + 1):
         per_row = np.stack([ngrams_of(row, n) for row in secrets])
         unique = np.unique(per_row)
         grams.append(np.searchsorted(unique, per_row))
         queries.append(unique)
+    return grams, queries
+
+
+def find_hits(
+    stream: TokenStream, queries: list[np.ndarray]
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per order: the query column and the document of every occurrence in ``stream``."""
     offsets = stream.doc_offsets
     hit_query, hit_doc = [], []
     found: list[np.ndarray] = []
@@ -98,13 +106,20 @@ def build_index(stream: TokenStream, secrets: np.ndarray) -> SecretIndex:
     positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     docs = np.searchsorted(offsets, positions, side="right") - 1
     ends = offsets[docs + 1]
-    for n in range(1, length + 1):
+    for n in range(1, len(queries) + 1):
         inside = positions + n <= ends
         positions, docs, ends = positions[inside], docs[inside], ends[inside]
         match, index = _lookup(queries[n - 1], ngrams_at(stream.hashes, positions, n))
         positions, docs, ends = positions[match], docs[match], ends[match]
         hit_query.append(index[match])
         hit_doc.append(docs.astype(np.int64))
+    return hit_query, hit_doc
+
+
+def build_index(stream: TokenStream, secrets: np.ndarray) -> SecretIndex:
+    """Index the word stream of a corpus for the secrets (rows of word hashes)."""
+    grams, queries = secret_queries(secrets)
+    hit_query, hit_doc = find_hits(stream, queries)
     return SecretIndex(
         grams=grams,
         n_queries=[len(q) for q in queries],
@@ -115,7 +130,71 @@ def build_index(stream: TokenStream, secrets: np.ndarray) -> SecretIndex:
     )
 
 
-def ngram_match_scores(index: SecretIndex, kept: np.ndarray) -> np.ndarray:
+class SecretCounts:
+    """The counts of a :class:`SecretIndex`, summed over the chunks of a corpus read a chunk
+    at a time: per order, the occurrences of each query over all notes, then over the kept
+    notes once the dropped ones are subtracted (:class:`KeptCounts`)."""
+
+    def __init__(self, secrets: np.ndarray) -> None:
+        self.grams, self.queries = secret_queries(secrets)
+        self.per_order = [KeptCounts(len(q)) for q in self.queries]
+        self._lengths: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        self._vocabulary = np.zeros(0, dtype=np.uint64)
+
+    @property
+    def secret_words(self) -> int:
+        return len(self.grams)
+
+    @property
+    def doc_lengths(self) -> np.ndarray:
+        self._lengths = [np.concatenate(self._lengths)]
+        return self._lengths[0]
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self._vocabulary)
+
+    def _per_query(self, stream: TokenStream) -> list[np.ndarray]:
+        hit_query, _ = find_hits(stream, self.queries)
+        return [
+            np.bincount(hits, minlength=len(q))
+            for hits, q in zip(hit_query, self.queries, strict=True)
+        ]
+
+    def add(self, stream: TokenStream) -> None:
+        for counts, found in zip(self.per_order, self._per_query(stream), strict=True):
+            counts.add_counts(found)
+        self._lengths.append(stream.lengths)
+        self._vocabulary = np.union1d(self._vocabulary, stream.hashes)
+
+    def subtract(self, stream: TokenStream, dropped: np.ndarray) -> None:
+        for counts, found in zip(self.per_order, self._per_query(stream), strict=True):
+            counts.subtract_counts(found, dropped)
+
+    def counts(self, order: int, kept: np.ndarray) -> np.ndarray:
+        """Occurrences of each order-``order`` query in the documents where ``kept``."""
+        return self.per_order[order - 1].of(kept)
+
+
+class SecretOccurrences(Protocol):
+    """What the attacks read: a :class:`SecretIndex` or :class:`SecretCounts`."""
+
+    @property
+    def grams(self) -> list[np.ndarray]: ...
+
+    @property
+    def secret_words(self) -> int: ...
+
+    @property
+    def doc_lengths(self) -> np.ndarray: ...
+
+    @property
+    def vocabulary_size(self) -> int: ...
+
+    def counts(self, order: int, kept: np.ndarray) -> np.ndarray: ...
+
+
+def ngram_match_scores(index: SecretOccurrences, kept: np.ndarray) -> np.ndarray:
     """Longest run of each secret's words found in a kept document, over the secret length."""
     longest = np.zeros(index.grams[0].shape[0])
     for n in range(1, index.secret_words + 1):
@@ -125,7 +204,7 @@ def ngram_match_scores(index: SecretIndex, kept: np.ndarray) -> np.ndarray:
 
 
 def lm_ratio_scores(
-    index: SecretIndex, kept: np.ndarray, weights: tuple[float, float, float]
+    index: SecretOccurrences, kept: np.ndarray, weights: tuple[float, float, float]
 ) -> np.ndarray:
     """log P(secret) under the interpolated word trigram model of the kept documents minus
     log P(secret) under its unigram model (add-one smoothed over the vocabulary of the whole
@@ -167,10 +246,16 @@ def candidate_secrets(canaries: MembershipCanarySet, count: int, seed: int) -> l
 class MembershipResult:
     """The index of every secret (canaries first, then candidates) and who is a member."""
 
-    index: SecretIndex
+    index: SecretOccurrences
     member: np.ndarray
     n_candidates: int
     settings: MembershipSettings
+
+    def subtract(self, chunk: SyntheticChunk, dropped: np.ndarray) -> None:
+        """Take back the dropped notes of ``chunk`` (the index counts over all notes)."""
+        if not isinstance(self.index, SecretCounts):
+            raise TypeError("a SecretIndex answers any subset of notes; nothing to subtract")
+        self.index.subtract(chunk.stream("words"), dropped)
 
     def scores(self, kept: np.ndarray) -> dict[str, np.ndarray]:
         """Each attack's score of every canary and candidate, on the kept documents."""
@@ -233,11 +318,28 @@ def membership_result(
     )
 
 
+class _Membership:
+    """The secrets' queries built once; each chunk adds its occurrence counts."""
+
+    def __init__(self, canaries: MembershipCanarySet, settings: MembershipSettings) -> None:
+        candidates = candidate_secrets(canaries, settings.exposure_candidates, settings.seed)
+        self.counts = SecretCounts(
+            secret_matrix([c.secret for c in canaries.canaries] + candidates)
+        )
+        self.member = np.array([c.member for c in canaries.canaries], dtype=bool)
+        self.n_candidates = len(candidates)
+        self.settings = settings
+
+    def add(self, chunk: SyntheticChunk) -> None:
+        self.counts.add(chunk.stream("words"))
+
+    def finish(self, reread: Reread) -> MembershipResult:
+        return MembershipResult(self.counts, self.member, self.n_candidates, self.settings)
+
+
 @register_measure("membership")
-def measure_membership(context: AuditContext) -> MembershipResult | None:
+def measure_membership(context: AuditContext, found: NgramsFound) -> _Membership | None:
     canaries = context.membership_canaries
     if canaries is None or not canaries.members or not canaries.non_members:
         return None
-    return membership_result(
-        context.stream("synthetic", "words"), canaries, context.policy.membership
-    )
+    return _Membership(canaries, context.policy.membership)

@@ -14,8 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from site_agent.audit.context import AuditContext
-from site_agent.audit.registry import register_measure
+from site_agent.audit.context import AuditContext, SyntheticChunk
+from site_agent.audit.document_ids import DocumentIds
+from site_agent.audit.ngrams_found import NgramsFound
+from site_agent.audit.policy import AuditPolicy
+from site_agent.audit.registry import Reread, register_measure
 from site_agent.privacy.bm25 import build_bm25, nearest_real
 from site_agent.privacy.rouge import rouge_candidates, rouge_recall
 
@@ -41,7 +44,7 @@ class NearestRealResult:
     real: np.ndarray
     bm25: np.ndarray
     rouge: dict[int, np.ndarray]
-    synth_ids: tuple[str, ...]
+    synth_ids: DocumentIds
     real_ids: tuple[str, ...]
     filter_n: int
     threshold: float
@@ -81,43 +84,68 @@ class NearestRealResult:
         ]
 
 
-def _candidate_pairs(context: AuditContext) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    settings, filters = context.policy.nearest_real, context.policy.filters
-    index = build_bm25(context.stream("real"), settings.k1, settings.b)
-    ids, scores = nearest_real(
-        index,
-        context.stream("synthetic"),
-        settings.top_k,
-        settings.max_df,
-        settings.batch_size,
-        settings.query_terms,
-    )
-    n_real = max(len(context.real.documents), 1)
-    rows = np.repeat(np.arange(ids.shape[0]), ids.shape[1])
-    valid = ids.ravel() >= 0
-    bm25_keys = rows[valid].astype(np.int64) * n_real + ids.ravel()[valid]
-    table = context.gram_table("words", filters.rouge_n)
-    cand_s, cand_r = rouge_candidates(table, filters.rouge_threshold)
-    keys = np.union1d(bm25_keys, cand_s * n_real + cand_r)
-    bm25 = np.full(len(keys), np.nan)
-    bm25[np.searchsorted(keys, bm25_keys)] = scores.ravel()[valid]
-    return keys // n_real, keys % n_real, bm25
+def rouge_sizes(policy: AuditPolicy) -> set[int]:
+    """The n of every ROUGE-N recall computed (reported sizes and the filter's)."""
+    return {*policy.nearest_real.rouge_sizes, policy.filters.rouge_n}
+
+
+class _NearestReal:
+    """The real side (BM25 index, ROUGE tables and prefixes) built once; each chunk adds its
+    candidate pairs and their exact ROUGE-N recall."""
+
+    def __init__(self, context: AuditContext) -> None:
+        settings, filters = context.policy.nearest_real, context.policy.filters
+        self.context = context
+        self.index = build_bm25(context.stream("words"), settings.k1, settings.b)
+        self.sizes = sorted(rouge_sizes(context.policy))
+        self.prefix = context.prefix(filters.rouge_n, filters.rouge_threshold)
+        self.pairs: list[tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, np.ndarray]]] = []
+
+    def _candidates(self, chunk: SyntheticChunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(synthetic, real, BM25 score) of every pair to score, chunk-local, sorted."""
+        settings, filters = self.context.policy.nearest_real, self.context.policy.filters
+        ids, scores = nearest_real(
+            self.index,
+            chunk.stream("words"),
+            settings.top_k,
+            settings.max_df,
+            settings.batch_size,
+            settings.query_terms,
+        )
+        n_real = max(len(self.context.real.documents), 1)
+        rows = np.repeat(np.arange(ids.shape[0]), ids.shape[1])
+        valid = ids.ravel() >= 0
+        bm25_keys = rows[valid].astype(np.int64) * n_real + ids.ravel()[valid]
+        table = chunk.table("words", filters.rouge_n)
+        cand_s, cand_r = rouge_candidates(table, filters.rouge_threshold, self.prefix)
+        keys = np.union1d(bm25_keys, cand_s * n_real + cand_r)
+        bm25 = np.full(len(keys), np.nan)
+        bm25[np.searchsorted(keys, bm25_keys)] = scores.ravel()[valid]
+        return keys // n_real, keys % n_real, bm25
+
+    def add(self, chunk: SyntheticChunk) -> None:
+        synth, real, bm25 = self._candidates(chunk)
+        rouge = {n: rouge_recall(chunk.table("words", n), synth, real) for n in self.sizes}
+        self.pairs.append((chunk.positions[synth], real, bm25, rouge))
+
+    def finish(self, reread: Reread) -> NearestRealResult:
+        filters = self.context.policy.filters
+        parts = self.pairs or [(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), {})]
+        return NearestRealResult(
+            synth=np.concatenate([p[0] for p in parts]),
+            real=np.concatenate([p[1] for p in parts]),
+            bm25=np.concatenate([p[2] for p in parts]),
+            rouge={
+                n: np.concatenate([p[3].get(n, np.zeros(0)) for p in parts]) for n in self.sizes
+            },
+            synth_ids=self.context.synthetic_ids,
+            real_ids=tuple(d.id for d in self.context.real.documents),
+            filter_n=filters.rouge_n,
+            threshold=filters.rouge_threshold,
+            report_pairs=self.context.policy.nearest_real.report_pairs,
+        )
 
 
 @register_measure("nearest_real")
-def measure_nearest_real(context: AuditContext) -> NearestRealResult:
-    synth, real, bm25 = _candidate_pairs(context)
-    filters = context.policy.filters
-    sizes = sorted({*context.policy.nearest_real.rouge_sizes, filters.rouge_n})
-    rouge = {n: rouge_recall(context.gram_table("words", n), synth, real) for n in sizes}
-    return NearestRealResult(
-        synth=synth,
-        real=real,
-        bm25=bm25,
-        rouge=rouge,
-        synth_ids=tuple(d.id for d in context.synthetic.documents),
-        real_ids=tuple(d.id for d in context.real.documents),
-        filter_n=filters.rouge_n,
-        threshold=filters.rouge_threshold,
-        report_pairs=context.policy.nearest_real.report_pairs,
-    )
+def measure_nearest_real(context: AuditContext, found: NgramsFound) -> _NearestReal:
+    return _NearestReal(context)

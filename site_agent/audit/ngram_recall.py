@@ -2,7 +2,8 @@
 
 R is the set of unique n-grams of the real training corpus, S that of the synthetic corpus,
 and R* the n-grams of R that overlap a gold PII span in at least one occurrence. Computed for
-every n of the policy and every unit (words; the generator's tokens when a tokenizer is given).
+every n of the policy and every unit (words; the generator's tokens when a tokenizer is given),
+from the counts of :class:`~site_agent.audit.ngrams_found.NgramsFound`.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from site_agent.audit.context import AuditContext
-from site_agent.audit.registry import register_measure
-from site_agent.privacy.grams import GramTable
+from site_agent.audit.context import AuditContext, SyntheticChunk, Table
+from site_agent.audit.ngrams_found import NgramsFound, docs_with_sensitive_ngrams
+from site_agent.audit.registry import Reread, register_measure
+from site_agent.privacy.grams import GramTable, RealGrams
+
+__all__ = ["NgramRecallResult", "docs_with_sensitive_ngrams", "recall_figures"]
 
 
 def _ratio(part: int, whole: int) -> float:
@@ -22,9 +26,12 @@ def _ratio(part: int, whole: int) -> float:
 
 
 def recall_figures(
-    table: GramTable, kept: np.ndarray, identifying: np.ndarray | None = None
+    table: GramTable | RealGrams,
+    found: np.ndarray,
+    identifying: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    found = table.synth_hits(kept)
+    """The recall figures of one table, given which real n-grams (columns) were ``found``
+    (``GramTable.synth_hits``: in a synthetic corpus; ``NgramsFound.found``: in its kept notes)."""
     shared, shared_sensitive = int(found.sum()), int(found[table.sensitive].sum())
     real, real_sensitive = len(table.vocab), int(table.sensitive.sum())
     figures: dict[str, Any] = {
@@ -45,33 +52,44 @@ def recall_figures(
     return figures
 
 
-def docs_with_sensitive_ngrams(table: GramTable, columns: np.ndarray) -> np.ndarray:
-    """Synthetic documents that contain at least one of the real n-grams ``columns`` marks
-    (``table.sensitive``: R*; :func:`identifying_columns`: what the filter counts)."""
-    flagged = np.zeros(table.n_synth, dtype=bool)
-    flagged[table.synth_docs[columns[table.synth_cols]]] = True
-    return flagged
-
-
 @dataclass(frozen=True)
 class NgramRecallResult:
-    tables: dict[tuple[str, int], GramTable]
-    identifying: dict[tuple[str, int], np.ndarray]
+    context: AuditContext
+    tables: tuple[Table, ...]
+    found: NgramsFound
 
     def figures(self, kept: np.ndarray) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for (unit, n), table in sorted(self.tables.items()):
-            figures = recall_figures(table, kept, self.identifying[(unit, n)])
+        for unit, n in self.tables:
+            figures = recall_figures(
+                self.context.real_grams(unit, n),
+                self.found.found((unit, n), kept),
+                self.context.identifying(unit, n),
+            )
             out.setdefault(unit, {})[str(n)] = figures
         return out
 
 
+def counted_tables(context: AuditContext) -> set[Table]:
+    """The tables whose recall is reported."""
+    return {(u, n) for u in context.units for n in context.policy.ngram_recall.sizes}
+
+
+@dataclass(frozen=True)
+class _NgramRecall:
+    """Nothing per chunk: the shared :class:`NgramsFound` counts the tables."""
+
+    result: NgramRecallResult
+
+    def add(self, chunk: SyntheticChunk) -> None:
+        pass
+
+    def finish(self, reread: Reread) -> NgramRecallResult:
+        return self.result
+
+
 @register_measure("ngram_recall")
-def measure_ngram_recall(context: AuditContext) -> NgramRecallResult:
+def measure_ngram_recall(context: AuditContext, found: NgramsFound) -> _NgramRecall:
     """Recall over R (all), R* (any PII overlap, as in the paper) and the identifying n-grams
     of R* (at least the policy's share of one identifier), per unit and n."""
-    keys = [(unit, n) for unit in context.units for n in context.policy.ngram_recall.sizes]
-    return NgramRecallResult(
-        {key: context.gram_table(*key) for key in keys},
-        {key: context.identifying(*key) for key in keys},
-    )
+    return _NgramRecall(NgramRecallResult(context, tuple(sorted(counted_tables(context))), found))

@@ -49,9 +49,10 @@ from typing import Any
 import numpy as np
 
 from protocol import Corpus
-from site_agent.audit.context import AuditContext, ExtraSurface
+from site_agent.audit.context import AuditContext, ExtraSurface, SyntheticChunk
+from site_agent.audit.ngrams_found import NgramsFound
 from site_agent.audit.policy import PiiEchoSettings
-from site_agent.audit.registry import register_measure
+from site_agent.audit.registry import Reread, register_measure
 from site_agent.privacy.surfaces import SurfaceMatcher, has_words, normalise_surface, surface_keys
 
 EXTRA_LABEL = "EXTRA"
@@ -220,10 +221,33 @@ class PiiEchoResult:
         }
 
 
+class _PiiEcho:
+    """The surfaces and their automaton built once; each chunk adds its matches."""
+
+    def __init__(self, context: AuditContext) -> None:
+        self.settings = context.policy.pii_echo
+        self.surfaces = collect_surfaces(context.real, self.settings, context.extra_pii_surfaces)
+        self.matcher = SurfaceMatcher.build([s.raw for s in self.surfaces])
+        self.docs: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        self.keys: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        self.n_docs = 0
+
+    def add(self, chunk: SyntheticChunk) -> None:
+        docs, keys = self.matcher.match(chunk.documents)
+        self.docs.append(chunk.positions[docs])
+        self.keys.append(keys)
+        self.n_docs += chunk.n_docs
+
+    def finish(self, reread: Reread) -> PiiEchoResult:
+        return PiiEchoResult(
+            tuple(self.surfaces),
+            np.concatenate(self.docs),
+            np.concatenate(self.keys),
+            self.n_docs,
+            self.settings,
+        )
+
+
 @register_measure("pii_echo")
-def measure_pii_echo(context: AuditContext) -> PiiEchoResult:
-    settings = context.policy.pii_echo
-    surfaces = collect_surfaces(context.real, settings, context.extra_pii_surfaces)
-    matcher = SurfaceMatcher.build([s.raw for s in surfaces])
-    docs, keys = matcher.match(context.synthetic.documents)
-    return PiiEchoResult(tuple(surfaces), docs, keys, len(context.synthetic.documents), settings)
+def measure_pii_echo(context: AuditContext, found: NgramsFound) -> _PiiEcho:
+    return _PiiEcho(context)

@@ -1,39 +1,68 @@
 """Registries of measures and filters: a new measure is a module that registers itself.
 
-A measure turns an :class:`~site_agent.audit.context.AuditContext` into a result that can
-report its figures for any subset of kept synthetic documents (before and after filtering).
-A filter turns measure results into a per-document "drop" mask; its name is the reason
-counted in the report.
+A measure is created from the :class:`~site_agent.audit.context.AuditContext` (building what
+it needs of the real side then), sees every chunk of synthetic notes once (``add``), and
+turns what it kept of them into a result (``finish``) that reports its figures before and
+after filtering. A result that counts over the whole corpus rather than per note
+(:class:`CountsOverNotes`) has the dropped notes subtracted before its figures after
+filtering. A filter turns measure results into a per-document "drop" mask; its name is the
+reason counted in the report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from shared.registry import Registry
-from site_agent.audit.context import AuditContext
+from site_agent.audit.context import AuditContext, SyntheticChunk
+from site_agent.audit.ngrams_found import NgramsFound
 
 
 class MeasureResult(Protocol):
     def figures(self, kept: np.ndarray) -> dict[str, Any]:
-        """JSON-ready figures over the synthetic documents where ``kept`` is true."""
+        """JSON-ready figures over the synthetic documents where ``kept`` is true (all of
+        them, or the kept ones after filtering)."""
         ...
 
 
-Measure = Callable[[AuditContext], MeasureResult | None]
+@runtime_checkable
+class CountsOverNotes(Protocol):
+    """A result holding counts over all notes, which the dropped notes are subtracted from
+    (read again, a chunk at a time) before its figures after filtering."""
+
+    def subtract(self, chunk: SyntheticChunk, dropped: np.ndarray) -> None: ...
+
+
+Reread = Callable[[np.ndarray], Iterator[SyntheticChunk]]
+"""The synthetic notes at the given sorted positions, read again, in chunks."""
+
+
+class MeasureStream(Protocol):
+    def add(self, chunk: SyntheticChunk) -> None:
+        """Measure the next chunk of synthetic notes (chunks come in corpus order)."""
+        ...
+
+    def finish(self, reread: Reread) -> MeasureResult:
+        """The result over every note added (``reread`` reads notes again, if needed)."""
+        ...
+
+
+Measure = Callable[[AuditContext, NgramsFound], MeasureStream | None]
 
 
 @dataclass(frozen=True)
 class FilterInput:
-    """What a filter may read: the run's context, every measure's result, and which
-    synthetic documents are still in the export (earlier filters may have dropped some)."""
+    """What a filter may read: the run's context, every measure's result, the real n-grams
+    the notes hold, and which synthetic documents are still in the export (earlier filters
+    may have dropped some)."""
 
     context: AuditContext
     results: dict[str, MeasureResult]
+    ngrams: NgramsFound
     alive: np.ndarray
 
 
@@ -58,7 +87,7 @@ def _builtin_filters() -> None:
 MEASURES: Registry[Measure] = Registry("audit measure", builtins=_builtin_measures)
 FILTERS: Registry[AuditFilter] = Registry("audit filter", builtins=_builtin_filters)
 
-M = TypeVar("M", bound=Callable[[AuditContext], Any])
+M = TypeVar("M", bound=Callable[[AuditContext, NgramsFound], Any])
 F = TypeVar("F", bound=AuditFilter)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from site_agent.privacy.grams import unique_columns
 from site_agent.privacy.tokens import TokenStream
 
 
@@ -31,11 +32,11 @@ class Bm25Index:
 
 def build_bm25(real: TokenStream, k1: float = 1.2, b: float = 0.75) -> Bm25Index:
     """Index the real documents: one weight per (term, document)."""
-    vocab, terms = np.unique(real.hashes, return_inverse=True)
+    vocab, terms = unique_columns(real.hashes)
     shape = (real.n_docs, len(vocab))
-    counts = sparse.csr_matrix(
-        (np.ones(len(terms), dtype=np.float32), (real.doc_of_token, terms)), shape=shape
-    )
+    rows = np.repeat(np.arange(real.n_docs, dtype=np.int32), real.lengths)
+    counts = sparse.csr_matrix((np.ones(len(terms), dtype=np.float32), (rows, terms)), shape=shape)
+    del rows, terms
     counts.sum_duplicates()
     doc_freq = np.bincount(counts.indices, minlength=len(vocab))
     lengths = real.lengths.astype(np.float32)

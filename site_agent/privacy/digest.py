@@ -9,15 +9,29 @@ corpus's hash in ``audit.json`` is the SHA-256 of the file itself.)
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
-from protocol import Corpus
+from protocol import Corpus, Document
+
+
+class CorpusDigest:
+    """:func:`corpus_sha256` taken a run of documents at a time (for corpora read in chunks)."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+
+    def update(self, documents: Iterable[Document]) -> None:
+        for doc in documents:
+            spans = ";".join(f"{s.start},{s.end},{s.label}" for s in doc.spans)
+            self._digest.update(f"{len(doc.id)}:{doc.id}|{len(doc.text)}:".encode())
+            self._digest.update(doc.text.encode("utf-8", "surrogatepass"))
+            self._digest.update(f"|{spans}\n".encode())
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
 
 
 def corpus_sha256(corpus: Corpus) -> str:
-    digest = hashlib.sha256()
-    for doc in corpus.documents:
-        spans = ";".join(f"{s.start},{s.end},{s.label}" for s in doc.spans)
-        digest.update(f"{len(doc.id)}:{doc.id}|{len(doc.text)}:".encode())
-        digest.update(doc.text.encode("utf-8", "surrogatepass"))
-        digest.update(f"|{spans}\n".encode())
+    digest = CorpusDigest()
+    digest.update(corpus.documents)
     return digest.hexdigest()

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
-import pandas as pd
 from scipy import sparse
 
 from site_agent.privacy.tokens import U64, TokenStream, mix64
@@ -62,17 +61,16 @@ def iter_ngrams(stream: TokenStream, n: int, slice_size: int = _SLICE) -> Iterat
     if starts <= 0:
         return
     doc_of = stream.doc_of_token
-    pii_prefix = None
-    if stream.in_pii is not None:
-        pii_prefix = np.concatenate([[0], np.cumsum(stream.in_pii, dtype=np.int64)])
+    in_pii = stream.in_pii
     for begin in range(0, starts, slice_size):
         end = min(begin + slice_size, starts)
         count = end - begin
         window = stream.hashes[begin : end + n - 1]
         valid = doc_of[begin:end] == doc_of[begin + n - 1 : end + n - 1]
         sensitive = None
-        if pii_prefix is not None:
-            sensitive = (pii_prefix[begin + n : end + n] - pii_prefix[begin:end] > 0)[valid]
+        if in_pii is not None:  # PII tokens per window, from this slice's running count
+            prefix = np.concatenate([[0], np.cumsum(in_pii[begin : end + n - 1], dtype=np.int64)])
+            sensitive = (prefix[n : count + n] - prefix[:count] > 0)[valid]
         yield NgramSlice(
             _combine(window, n, count)[valid],
             doc_of[begin:end][valid],
@@ -85,9 +83,29 @@ def windows_per_doc(stream: TokenStream, n: int) -> np.ndarray:
     return np.maximum(stream.lengths - n + 1, 0)
 
 
+def _sorted_lookup(vocab: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """Column of each hash in the sorted ``vocab`` (-1 where absent). The queries are sorted
+    first: a binary search of sorted keys stays in cache, and no hash table the size of the
+    vocabulary is built or kept."""
+    columns = np.full(len(hashes), -1, dtype=np.int64)
+    if not len(vocab) or not len(hashes):
+        return columns
+    order = np.argsort(hashes)
+    ordered = hashes[order]
+    where = np.minimum(np.searchsorted(vocab, ordered), len(vocab) - 1)
+    found = vocab[where] == ordered
+    columns[order[found]] = where[found]
+    return columns
+
+
 @dataclass(frozen=True)
-class GramTable:
-    """Real n-grams (the vocabulary) and where they occur in both corpora."""
+class RealGrams:
+    """The unique n-grams of a real corpus (the vocabulary, sorted) and their occurrences.
+
+    Built once per audit and shared by every chunk of synthetic notes looked up in it. The
+    occurrence arrays (``real_docs``, ``real_cols``, ``real_starts``) are what the derived
+    tables are built from; :meth:`slim` drops them once those are built (they are the bulk).
+    """
 
     n: int
     vocab: np.ndarray
@@ -95,11 +113,137 @@ class GramTable:
     real_docs: np.ndarray
     real_cols: np.ndarray
     real_starts: np.ndarray
+    n_real: int
+    real_totals: np.ndarray
+    counts: sparse.csr_matrix | None = None
+
+    @property
+    def real_counts(self) -> sparse.csr_matrix:
+        """n-gram counts per real document (the ROUGE-N numerators' other side)."""
+        if self.counts is not None:
+            return self.counts
+        return _counts(self.real_docs, self.real_cols, (self.n_real, len(self.vocab)))
+
+    def with_counts(self) -> RealGrams:
+        """A copy that keeps :attr:`real_counts` (built now) for every later lookup."""
+        return replace(self, counts=self.real_counts)
+
+    def slim(self) -> RealGrams:
+        """A copy without the occurrence arrays (vocabulary, flags, totals and counts kept)."""
+        empty = np.zeros(0, dtype=np.int32)
+        return replace(self, real_docs=empty, real_cols=empty, real_starts=empty.astype(np.int64))
+
+    def columns(self, hashes: np.ndarray) -> np.ndarray:
+        """Column of each n-gram hash in the vocabulary, -1 where it is not a real n-gram."""
+        return _sorted_lookup(self.vocab, hashes)
+
+
+def unique_columns(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(hashes, return_inverse=True)`` with the inverse as int32, built with a
+    third less memory at the peak (no int64 inverse beside its int32 copy)."""
+    order = np.argsort(hashes)
+    ordered = hashes[order]
+    first = np.ones(len(ordered), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    vocab = ordered[first]
+    del ordered
+    ranks = np.cumsum(first, dtype=np.int32)
+    ranks -= 1
+    cols = np.empty(len(hashes), dtype=np.int32)
+    cols[order] = ranks
+    return vocab, cols
+
+
+def real_grams(real: TokenStream, n: int) -> RealGrams:
+    """The real n-grams of ``real``: vocabulary, PII flags and every occurrence (in stream
+    order, so ``real_docs`` is sorted). The occurrences are written into arrays sized once,
+    not gathered in slices and joined: at 100,000 notes that copy alone was gigabytes."""
+    width = max(real.n_tokens - n + 1, 0)
+    hashes = np.empty(width, dtype=U64)
+    docs = np.empty(width, dtype=np.int32)
+    starts = np.empty(width, dtype=np.int64)
+    flags = np.zeros(width if real.in_pii is not None else 0, dtype=bool)
+    filled = 0
+    for piece in iter_ngrams(real, n):
+        end = filled + len(piece.hashes)
+        hashes[filled:end], docs[filled:end] = piece.hashes, piece.docs
+        starts[filled:end] = piece.positions
+        if piece.sensitive is not None:
+            flags[filled:end] = piece.sensitive
+        filled = end
+    vocab, cols = unique_columns(hashes[:filled])
+    del hashes
+    sensitive = np.zeros(len(vocab), dtype=bool)
+    if real.in_pii is not None:
+        sensitive[cols[flags[:filled]]] = True
+    del flags
+    docs = docs[:filled]
+    return RealGrams(
+        n=n,
+        vocab=vocab,
+        sensitive=sensitive,
+        real_docs=docs,
+        real_cols=cols,
+        real_starts=starts[:filled],
+        n_real=real.n_docs,
+        real_totals=np.bincount(docs, minlength=real.n_docs),
+    )
+
+
+@dataclass(frozen=True)
+class GramTable:
+    """Real n-grams (the vocabulary) and where they occur in both corpora.
+
+    ``real`` is shared by every synthetic corpus (or chunk of one) looked up in it; the
+    ``synth_*`` arrays are this corpus's occurrences of real n-grams, in stream order.
+    """
+
+    real: RealGrams
     synth_docs: np.ndarray
     synth_cols: np.ndarray
-    n_real: int
-    n_synth: int
     synth_starts: np.ndarray
+    n_synth: int
+
+    @property
+    def n(self) -> int:
+        return self.real.n
+
+    @property
+    def vocab(self) -> np.ndarray:
+        return self.real.vocab
+
+    @property
+    def sensitive(self) -> np.ndarray:
+        return self.real.sensitive
+
+    @property
+    def real_docs(self) -> np.ndarray:
+        return self.real.real_docs
+
+    @property
+    def real_cols(self) -> np.ndarray:
+        return self.real.real_cols
+
+    @property
+    def real_starts(self) -> np.ndarray:
+        return self.real.real_starts
+
+    @property
+    def n_real(self) -> int:
+        return self.real.n_real
+
+    @property
+    def real_totals(self) -> np.ndarray:
+        """n-grams per real document, counted with repetition (ROUGE-N denominators)."""
+        return self.real.real_totals
+
+    @functools.cached_property
+    def real_counts(self) -> sparse.csr_matrix:
+        return self.real.real_counts
+
+    @functools.cached_property
+    def synth_counts(self) -> sparse.csr_matrix:
+        return _counts(self.synth_docs, self.synth_cols, (self.n_synth, len(self.vocab)))
 
     def candidate_starts(self, stream: TokenStream, n: int) -> np.ndarray:
         """Window starts where a synthetic n-gram (n > self.n) can be a real one: each of its
@@ -114,19 +258,6 @@ class GramTable:
         doc_of = stream.doc_of_token
         return starts[doc_of[starts] == doc_of[starts + n - 1]]
 
-    @functools.cached_property
-    def real_totals(self) -> np.ndarray:
-        """n-grams per real document, counted with repetition (ROUGE-N denominators)."""
-        return np.bincount(self.real_docs, minlength=self.n_real)
-
-    @functools.cached_property
-    def real_counts(self) -> sparse.csr_matrix:
-        return _counts(self.real_docs, self.real_cols, (self.n_real, len(self.vocab)))
-
-    @functools.cached_property
-    def synth_counts(self) -> sparse.csr_matrix:
-        return _counts(self.synth_docs, self.synth_cols, (self.n_synth, len(self.vocab)))
-
     def synth_hits(self, kept: np.ndarray | None = None) -> np.ndarray:
         """Columns of the real n-grams found in the (kept) synthetic documents."""
         found = np.zeros(len(self.vocab), dtype=bool)
@@ -140,23 +271,6 @@ def _counts(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> spars
     matrix = sparse.csr_matrix((ones, (rows, cols)), shape=shape)
     matrix.sum_duplicates()
     return matrix
-
-
-def _real_side(
-    real: TokenStream, n: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(vocabulary, sensitive flags, and the document, column and start of every real n-gram
-    occurrence)."""
-    pieces = list(iter_ngrams(real, n))
-    hashes = np.concatenate([p.hashes for p in pieces]) if pieces else np.zeros(0, dtype=U64)
-    docs = np.concatenate([p.docs for p in pieces]) if pieces else np.zeros(0, np.int32)
-    starts = np.concatenate([p.positions for p in pieces]) if pieces else np.zeros(0, np.int64)
-    vocab, inverse = np.unique(hashes, return_inverse=True)
-    sensitive = np.zeros(len(vocab), dtype=bool)
-    if real.in_pii is not None and pieces:
-        flags = np.concatenate([p.sensitive for p in pieces if p.sensitive is not None])
-        sensitive[inverse[flags]] = True
-    return vocab, sensitive, docs, inverse.astype(np.int32), starts
 
 
 def window_shares(stream: TokenStream, starts: np.ndarray, n: int) -> np.ndarray:
@@ -181,16 +295,16 @@ def window_shares(stream: TokenStream, starts: np.ndarray, n: int) -> np.ndarray
     return best
 
 
-def build_gram_table(
-    real: TokenStream, synthetic: TokenStream, n: int, base: GramTable | None = None
+def lookup_grams(
+    real: RealGrams, synthetic: TokenStream, base: GramTable | None = None
 ) -> GramTable:
-    """Collect the real n-grams, then look the synthetic n-grams up in them (hash table).
+    """Look the synthetic n-grams up among the real ones.
 
-    With a ``base`` table of shorter real n-grams, only the synthetic windows whose
-    sub-windows all occur in the real corpus are hashed and looked up (the rest cannot match).
+    With a ``base`` table of shorter n-grams of the same synthetic stream, only the windows
+    whose sub-windows all occur in the real corpus are hashed and looked up (the rest cannot
+    match).
     """
-    vocab, sensitive, real_docs, real_cols, real_starts = _real_side(real, n)
-    index = pd.Index(vocab)
+    n = real.n
     docs: list[np.ndarray] = [np.zeros(0, np.int32)]
     cols: list[np.ndarray] = [np.zeros(0, np.int32)]
     starts: list[np.ndarray] = [np.zeros(0, np.int64)]
@@ -208,27 +322,31 @@ def build_gram_table(
     else:
         pieces = iter_ngrams(synthetic, n)
     for piece in pieces:
-        found = index.get_indexer(piece.hashes)
+        found = real.columns(piece.hashes)
         hit = found >= 0
         docs.append(piece.docs[hit])
         cols.append(found[hit].astype(np.int32))
         starts.append(piece.positions[hit])
     return GramTable(
-        n=n,
-        vocab=vocab,
-        sensitive=sensitive,
-        real_docs=real_docs,
-        real_cols=real_cols,
-        real_starts=real_starts,
+        real=real,
         synth_docs=np.concatenate(docs),
         synth_cols=np.concatenate(cols),
-        n_real=real.n_docs,
-        n_synth=synthetic.n_docs,
         synth_starts=np.concatenate(starts),
+        n_synth=synthetic.n_docs,
     )
 
 
-def identifying_columns(table: GramTable, real: TokenStream, min_share: float) -> np.ndarray:
+def build_gram_table(
+    real: TokenStream, synthetic: TokenStream, n: int, base: GramTable | None = None
+) -> GramTable:
+    """Collect the real n-grams, then look the synthetic n-grams up in them
+    (see :func:`lookup_grams` for ``base``)."""
+    return lookup_grams(real_grams(real, n), synthetic, base)
+
+
+def identifying_columns(
+    table: RealGrams | GramTable, real: TokenStream, min_share: float
+) -> np.ndarray:
     """The n-grams of R* that, in at least one real occurrence, hold ``min_share`` or more of
     one gold span's characters (0: all of R*). With digit-by-digit tokenizers, a header line
     plus the first digit of a date is in R* but says nothing about the date."""

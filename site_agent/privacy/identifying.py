@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from protocol import Document
-from site_agent.privacy.grams import build_gram_table, identifying_columns, iter_ngrams
+from site_agent.privacy.grams import identifying_columns, iter_ngrams, real_grams
 from site_agent.privacy.subword import Unit, load_tokenizer, unit_stream
 
 
@@ -56,7 +56,7 @@ class IdentifyingIndex:
         units: tuple[Unit, ...] = ("words", "tokens") if tokenizer is not None else ("words",)
         for unit in units:
             stream = unit_stream(real, unit, tokenizer, with_pii=True)
-            table = build_gram_table(stream, unit_stream([], unit, tokenizer, with_pii=False), n)
+            table = real_grams(stream, n)
             chosen = identifying_columns(table, stream, filters.sensitive_ngram_min_share)
             hashes[unit] = table.vocab[chosen]  # the vocabulary is sorted, so is this
         return cls(n=n, hashes=hashes, tokenizer=tokenizer)

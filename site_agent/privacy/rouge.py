@@ -15,9 +15,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from site_agent.privacy.grams import GramTable
+from site_agent.privacy.grams import GramTable, RealGrams
 
 _PAIR_CHUNK = 20_000
+_SLICE = 1 << 22
 
 
 def rouge_recall(table: GramTable, synth: np.ndarray, real: np.ndarray) -> np.ndarray:
@@ -45,38 +46,106 @@ def _occurrence_numbers(docs: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return positions - np.maximum.accumulate(np.where(starts, positions, 0))
 
 
-def _prefix_postings(table: GramTable, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    """(column, real document) for the rarest n-gram occurrences of each real document."""
-    width = np.int64(max(len(table.vocab), 1))
-    order = np.argsort(table.real_docs.astype(np.int64) * width + table.real_cols)
-    docs, cols = table.real_docs[order], table.real_cols[order]
-    if not len(docs):
-        return cols, docs
+def _doc_slices(table: RealGrams, size: int) -> list[tuple[int, int]]:
+    """Runs of whole real documents holding about ``size`` occurrences each, as ranges of
+    the occurrence arrays (``real_docs`` is sorted)."""
+    if np.any(np.diff(table.real_docs) < 0):
+        raise ValueError("the real occurrences must be in document order (as real_grams makes)")
+    ends = np.cumsum(table.real_totals)
+    bounds, begin = [], 0
+    while begin < len(table.real_docs):
+        doc = int(table.real_docs[begin])
+        cut = int(np.searchsorted(ends, begin + size, "right"))
+        end = int(ends[max(cut - 1, doc)])
+        bounds.append((begin, end))
+        begin = end
+    return bounds
+
+
+def _occurrences(table: RealGrams, lo: int, hi: int) -> tuple[np.ndarray, ...]:
+    """The occurrences ``lo:hi`` (whole documents) sorted by (document, column): documents,
+    columns, occurrence numbers, and each one's element, (column, occurrence number) as one
+    int64 ordered like the pair."""
+    docs, cols = table.real_docs[lo:hi], table.real_cols[lo:hi]
+    order = np.lexsort((cols, docs))
+    docs, cols = docs[order], cols[order]
     occurrence = _occurrence_numbers(docs, cols)
-    element = cols.astype(np.int64) * (int(occurrence.max()) + 1) + occurrence
-    _, inverse, counts = np.unique(element, return_inverse=True, return_counts=True)
-    by_rarity = np.lexsort((element, counts[inverse], docs))
-    docs, cols = docs[by_rarity], cols[by_rarity]
+    return docs, cols, occurrence, (cols.astype(np.int64) << 32) | occurrence
+
+
+class _ElementFrequency:
+    """How many real documents hold each element: for first occurrences (nearly all), the
+    document frequency of the column, one count per n-gram; for the repeats within a
+    document, a small sorted table."""
+
+    def __init__(self, table: RealGrams, slices: list[tuple[int, int]]) -> None:
+        self.first = np.zeros(len(table.vocab), dtype=np.int64)
+        repeats: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        for lo, hi in slices:
+            _, cols, occurrence, element = _occurrences(table, lo, hi)
+            found, counts = np.unique(cols[occurrence == 0], return_counts=True)
+            self.first[found] += counts
+            repeats.append(element[occurrence > 0])
+        self.repeated, self.repeated_counts = np.unique(np.concatenate(repeats), return_counts=True)
+
+    def of(self, cols: np.ndarray, occurrence: np.ndarray, element: np.ndarray) -> np.ndarray:
+        out = self.first[cols]
+        again = np.flatnonzero(occurrence > 0)
+        out[again] = self.repeated_counts[np.searchsorted(self.repeated, element[again])]
+        return out
+
+
+def _prefix_postings(
+    table: RealGrams, threshold: float, slice_size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(column, real document) for the rarest n-gram occurrences of each real document.
+
+    An occurrence is an element (column, occurrence number in its document); a document's
+    elements are ranked by how many documents hold them, rarest first. The real documents
+    are taken a run at a time (a document's ranks need only its elements and their document
+    frequencies), so the memory is one run's and one count per n-gram, not the corpus's."""
+    slices = _doc_slices(table, slice_size)
+    frequency = _ElementFrequency(table, slices)
     totals = table.real_totals
-    first = np.concatenate([[0], np.cumsum(totals)[:-1]])
-    rank = np.arange(len(docs)) - first[docs]
     size = totals - np.floor(threshold * totals - 1e-9).astype(np.int64)
-    keep = rank < np.minimum(size, totals)[docs]
-    return cols[keep], docs[keep]
+    limit = np.minimum(size, totals)
+    first = np.concatenate([[0], np.cumsum(totals)[:-1]])
+    cols_out: list[np.ndarray] = [np.zeros(0, dtype=np.int32)]
+    docs_out: list[np.ndarray] = [np.zeros(0, dtype=np.int32)]
+    for lo, hi in slices:
+        docs, cols, occurrence, element = _occurrences(table, lo, hi)
+        rarity = frequency.of(cols, occurrence, element)
+        by_rarity = np.lexsort((element, rarity, docs))
+        docs, cols = docs[by_rarity], cols[by_rarity]
+        keep = np.arange(lo, hi) - first[docs] < limit[docs]
+        cols_out.append(cols[keep])
+        docs_out.append(docs[keep])
+    return np.concatenate(cols_out), np.concatenate(docs_out)
 
 
-def rouge_candidates(table: GramTable, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+def prefix_matrix(real: RealGrams, threshold: float, slice_size: int = _SLICE) -> sparse.csr_matrix:
+    """n-grams x real documents: 1 where the n-gram is among a document's rarest occurrences
+    that any synthetic document above ``threshold`` must share (built once per audit, from
+    runs of real documents of about ``slice_size`` n-grams each)."""
+    cols, docs = _prefix_postings(real, threshold, slice_size)
+    return sparse.csr_matrix(
+        (np.ones(len(cols), dtype=np.float32), (cols, docs)), shape=(len(real.vocab), real.n_real)
+    )
+
+
+def rouge_candidates(
+    table: GramTable, threshold: float, prefix: sparse.csr_matrix | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Every (synthetic, real) pair whose ROUGE-n recall may exceed ``threshold``, sorted.
 
     The join "synthetic document contains an n-gram of a real document's prefix" is one
     sparse product (synthetic x n-grams) @ (n-grams x real), so a common n-gram shared by
-    many pairs costs an accumulation, not a row per pair to deduplicate.
+    many pairs costs an accumulation, not a row per pair to deduplicate. ``prefix`` is
+    :func:`prefix_matrix` of ``table.real`` at ``threshold``, when already built.
     """
-    cols, docs = _prefix_postings(table, threshold)
-    vocab, n_real = len(table.vocab), table.n_real
-    prefix = sparse.csr_matrix(
-        (np.ones(len(cols), dtype=np.float32), (cols, docs)), shape=(vocab, n_real)
-    )
+    if prefix is None:
+        prefix = prefix_matrix(table.real, threshold)
+    vocab = len(table.vocab)
     in_prefix = np.diff(prefix.indptr) > 0
     hit = in_prefix[table.synth_cols]
     contains = sparse.csr_matrix(

@@ -12,7 +12,6 @@ from typing import Any
 from protocol.audit import AUDIT_JSON as REPORT_FILE
 from protocol.audit import AuditReport, CanarySet
 from shared.atomic import atomic_write_text
-from shared.corpus_io import read_corpus
 from shared.errors import ExportRefusedError, QualityGateError
 from shared.provenance import sha256_file
 from site_agent.audit.reference import read_generator_reference
@@ -57,7 +56,7 @@ def run(
     )
     report = run_audit(
         read_generator_reference(inputs["split.train"], inputs.get("split.validation")),
-        read_corpus(inputs["annotate.corpus"]),
+        inputs["annotate.corpus"],  # read a chunk of notes at a time
         settings.policy,
         out_dir,
         extra_pii_surfaces=pii_surfaces(inputs["pseudonymise.surrogates"]),
@@ -66,6 +65,7 @@ def run(
             inputs.get("pseudonymise.membership_canaries")
         ),
         tokenizer=tokenizer,
+        chunk_documents=settings.chunk_documents,
     )
     report_path = out_dir / REPORT_FILE
     if not report_path.exists():
@@ -76,9 +76,10 @@ def run(
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
-    # the signing key seals audit.json: another key means another seal
+    # the signing key seals audit.json: another key means another seal; the chunk size
+    # changes the memory used, never the results, so it does not make the stage run again
     return {
-        "audit": config.audit,
+        "audit": config.audit.model_dump(mode="json", exclude={"chunk_documents"}),
         "tokenizer": config.adapt.base_model,
         "seal": str(config.signing_key),
     }

@@ -21,6 +21,7 @@ from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import QualityGateError, UsageError
 from shared.text_files import read_text
 from shared.validation_messages import validation_lines
+from site_agent.audit.settings import DEFAULT_CHUNK_DOCUMENTS
 
 CANARIES_JSON = "canaries.json"
 
@@ -97,6 +98,14 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option(help="Seed for canary planting.")] = 0,
         locale: Annotated[str, typer.Option(help="Faker locale for canaries.")] = "es_ES",
         fmt: Annotated[str | None, typer.Option("--format", help="Corpus format.")] = None,
+        chunk_documents: Annotated[
+            int,
+            typer.Option(
+                min=1,
+                help="Synthetic notes measured at a time (memory, not results, depends on it; "
+                "a JSONL corpus is never read whole).",
+            ),
+        ] = DEFAULT_CHUNK_DOCUMENTS,
     ) -> None:
         """Measure privacy leakage, drop risky documents, write the verdict that gates export."""
         if plant_canaries is not None:
@@ -109,7 +118,7 @@ def register(app: typer.Typer) -> None:
 
         report = run_audit(
             read_corpus(real, fmt),
-            read_corpus(synthetic, fmt),
+            synthetic,
             load_policy(policy),
             out,
             extra_pii_surfaces=read_extra_surfaces(extra_pii) if extra_pii else (),
@@ -118,6 +127,8 @@ def register(app: typer.Typer) -> None:
             if membership_canaries
             else None,
             tokenizer=tokenizer,
+            chunk_documents=chunk_documents,
+            synthetic_format=fmt,
         )
         summarise(report, out)
         if not report.passed:

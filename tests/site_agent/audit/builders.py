@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from protocol import Corpus, Document, Span
+from site_agent.audit.context import AuditContext
+from site_agent.audit.measure import measure_corpus
+from site_agent.audit.policy import AuditPolicy
+from site_agent.audit.source import CorpusSource
 
 Piece = str | tuple[str, str]
 
@@ -64,3 +69,9 @@ def random_note(rng: random.Random, doc_id: str, words: int = 60, other: bool = 
 def random_corpus(seed: int, n: int, prefix: str, words: int = 60, other: bool = False) -> Corpus:
     rng = random.Random(seed)
     return corpus(*(random_note(rng, f"{prefix}{i}", words, other) for i in range(n)))
+
+
+def measured(real: Corpus, synthetic: Corpus, name: str, policy: AuditPolicy | None = None) -> Any:
+    """The result of measure ``name`` over ``synthetic`` against ``real``."""
+    context = AuditContext(real, policy or AuditPolicy())
+    return measure_corpus(context, CorpusSource(synthetic)).results[name]

@@ -8,13 +8,11 @@ import numpy as np
 import pytest
 
 from protocol import Corpus, Document
-from site_agent.audit.context import AuditContext
-from site_agent.audit.duplicates import document_hashes, measure_duplicates
-from site_agent.audit.policy import AuditPolicy
+from site_agent.audit.duplicates import document_hashes
 from site_agent.privacy import reference
 from site_agent.privacy.tokens import word_stream
 
-from .builders import FILLER
+from .builders import FILLER, measured
 
 
 def _text(rng: random.Random, n: int = 80) -> str:
@@ -45,9 +43,7 @@ def test_near_duplicates_of_real_match_exact_jaccard(edit: object, near: bool) -
     rng = random.Random(5)
     real_texts = [_text(rng, 150) for _ in range(4)]
     synth_text = edit(real_texts[2]) if callable(edit) else _text(rng, 150)
-    result = measure_duplicates(
-        AuditContext(_docs("r", real_texts), _docs("s", [synth_text]), AuditPolicy())
-    )
+    result = measured(_docs("r", real_texts), _docs("s", [synth_text]), "duplicates")
     expected = max(reference.jaccard(r, synth_text, 3) for r in real_texts) >= 0.9
     assert bool(result.near_real[0]) is near is expected
 
@@ -57,9 +53,7 @@ def test_earliest_retained_synthetic_document_stays() -> None:
     a, b = _text(rng, 150), _text(rng, 150)
     a_edit = a.replace(a.split()[70], "otro", 1)
     texts = [a, b, a.upper(), a_edit, b]
-    result = measure_duplicates(
-        AuditContext(_docs("r", [_text(rng)]), _docs("s", texts), AuditPolicy())
-    )
+    result = measured(_docs("r", [_text(rng)]), _docs("s", texts), "duplicates")
     alive = np.ones(5, dtype=bool)
     assert result.synthetic_duplicates(alive, near=False).tolist() == [
         False,

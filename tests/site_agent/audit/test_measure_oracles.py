@@ -7,13 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import Corpus
-from site_agent.audit.context import AuditContext
-from site_agent.audit.nearest_real import measure_nearest_real
 from site_agent.audit.ngram_recall import recall_figures
 from site_agent.audit.policy import AuditPolicy, FilterSettings
 from site_agent.privacy import reference
 from site_agent.privacy.grams import build_gram_table
 from site_agent.privacy.tokens import word_stream
+from tests.site_agent.audit.builders import measured
 from tests.site_agent.privacy.strategies import CORPORA
 
 
@@ -23,10 +22,10 @@ def test_ngram_recall_equals_set_reference(corpora: tuple, n: int) -> None:
     real, synth = corpora
     table = build_gram_table(word_stream(real, with_pii=True), word_stream(synth), n)
     kept = np.ones(len(synth), dtype=bool)
-    got = recall_figures(table, kept)
+    got = recall_figures(table, table.synth_hits(kept))
     assert (got["recall"], got["sensitive_recall"]) == reference.corpus_recall(real, synth, n)
     kept[0] = False
-    got = recall_figures(table, kept)
+    got = recall_figures(table, table.synth_hits(kept))
     expected = reference.corpus_recall(real, synth[1:], n)
     assert (got["recall"], got["sensitive_recall"]) == expected
 
@@ -36,8 +35,9 @@ def test_ngram_recall_equals_set_reference(corpora: tuple, n: int) -> None:
 def test_max_rouge_equals_all_pairs_reference_above_threshold(corpora: tuple, t: float) -> None:
     real, synth = corpora
     policy = AuditPolicy(filters=FilterSettings(rouge_n=3, rouge_threshold=t))
-    context = AuditContext(Corpus(documents=tuple(real)), Corpus(documents=tuple(synth)), policy)
-    result = measure_nearest_real(context)
+    result = measured(
+        Corpus(documents=tuple(real)), Corpus(documents=tuple(synth)), "nearest_real", policy
+    )
     naive = np.array(reference.naive_max_rouge(real, synth, 3))
     fast = result.max_rouge(3)
     assert np.allclose(fast[naive > t], naive[naive > t])

@@ -6,13 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from site_agent.audit.context import AuditContext
-from site_agent.audit.pii_echo import collect_surfaces, is_specific, measure_pii_echo
+from site_agent.audit.pii_echo import collect_surfaces, is_specific
 from site_agent.audit.policy import AuditPolicy, PiiEchoSettings
 from site_agent.audit.run import run_audit
 from site_agent.cli.commands.audit import read_extra_surfaces
 
-from .builders import corpus, make_doc
+from .builders import corpus, make_doc, measured
 
 REAL = corpus(
     make_doc(
@@ -52,7 +51,7 @@ REAL = corpus(
 )
 def test_echoes_by_table(text: str, identifying: int, labels: dict[str, int]) -> None:
     synth = corpus(make_doc("s0", text))
-    result = measure_pii_echo(AuditContext(REAL, synth, AuditPolicy()))
+    result = measured(REAL, synth, "pii_echo")
     figures = result.figures(result.identifying_docs() | True)
     assert figures["identifying_documents"] == identifying
     assert {

@@ -9,10 +9,11 @@ import pytest
 
 from protocol import Corpus, Document
 from protocol.audit import AuditReport, RuleResult
-from shared.corpus_io import write_corpus
+from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import QualityGateError
 from shared.provenance import sha256_file
 from site_agent.audit.policy import AuditPolicy
+from site_agent.audit.settings import AuditSettings
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.pipeline.stage import StageContext
 from site_agent.pseudonymise.records import SurrogateRecord, write_surrogates
@@ -64,10 +65,13 @@ def _fake_audit(passed: bool):  # type: ignore[no-untyped-def]
         canaries,
         membership_canaries,
         tokenizer,
+        chunk_documents,
     ):
         assert extra_pii_surfaces == [("PER", "Eva")] and canaries is None and tokenizer == "tok"
         assert membership_canaries is None
         assert policy == AuditPolicy()
+        assert chunk_documents == AuditSettings().chunk_documents
+        synthetic = read_corpus(synthetic)  # the stage passes the file: it is read in chunks
         kept = out_dir / "synthetic.audited.jsonl"
         write_corpus(synthetic, kept)
         return AuditReport(

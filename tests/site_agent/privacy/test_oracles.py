@@ -11,9 +11,9 @@ from protocol import Document
 from site_agent.audit.policy import FilterSettings
 from site_agent.privacy import reference
 from site_agent.privacy.bm25 import bm25_scores, build_bm25, nearest_real
-from site_agent.privacy.grams import build_gram_table
+from site_agent.privacy.grams import build_gram_table, real_grams
 from site_agent.privacy.identifying import IdentifyingIndex
-from site_agent.privacy.rouge import rouge_candidates, rouge_recall
+from site_agent.privacy.rouge import prefix_matrix, rouge_candidates, rouge_recall
 from site_agent.privacy.tokens import word_stream
 from tests.site_agent.privacy.strategies import CORPORA, named_documents
 
@@ -49,6 +49,18 @@ def test_rouge_is_exact_and_candidates_miss_nothing(corpora: tuple, n: int, t: f
     candidates = set(zip(cand_s.tolist(), cand_r.tolist(), strict=True))
     above = {(int(i), int(j)) for i, j, v in zip(s, r, expected, strict=True) if v > t}
     assert above <= candidates
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(CORPORA, st.sampled_from([1, 3, 5]), st.sampled_from([0.0, 0.3, 0.7]), st.integers(1, 9))
+def test_prefixes_do_not_depend_on_the_runs_of_documents_they_are_built_from(
+    corpora: tuple, n: int, t: float, slice_size: int
+) -> None:
+    real, _ = corpora
+    grams = real_grams(word_stream(real), n)
+    whole = prefix_matrix(grams, t, slice_size=10**9)
+    runs = prefix_matrix(grams, t, slice_size=slice_size)
+    assert (whole != runs).nnz == 0 and whole.shape == runs.shape
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
