@@ -19,6 +19,7 @@ from shared.errors import ConfigError
 from site_agent.audit.context import AuditContext, SyntheticChunk
 from site_agent.audit.ngrams_found import NgramsFound
 from site_agent.audit.registry import Reread, register_measure
+from site_agent.audit.surface_hits import SurfaceHits
 from site_agent.privacy.grams import ngrams_of
 from site_agent.privacy.surfaces import SurfaceMatcher
 from site_agent.privacy.tokens import word_hash
@@ -102,27 +103,22 @@ class _Canaries:
             self.columns.append(_context_columns(context, canary, doc))
             self.totals.append(len(context_hashes(doc, canary)))
         self.kinds = tuple(c.kind for c in canaries.canaries)
-        self.matcher = SurfaceMatcher.build([c.value for c in canaries.canaries])
+        self.hits = SurfaceHits(SurfaceMatcher.build([c.value for c in canaries.canaries]))
         self.found = found
-        self.docs: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        self.keys: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        self.n_docs = 0
 
     def add(self, chunk: SyntheticChunk) -> None:
-        docs, keys = self.matcher.match(chunk.documents)
-        self.docs.append(chunk.positions[docs])
-        self.keys.append(keys)
-        self.n_docs += chunk.n_docs
+        self.hits.add(chunk)
 
     def finish(self, reread: Reread) -> CanaryResult:
+        docs, keys = self.hits.arrays()
         return CanaryResult(
             kinds=self.kinds,
-            match_docs=np.concatenate(self.docs),
-            match_keys=np.concatenate(self.keys),
+            match_docs=docs,
+            match_keys=keys,
             context_columns=tuple(self.columns),
             context_totals=tuple(self.totals),
             found=self.found,
-            n_docs=self.n_docs,
+            n_docs=self.hits.n_docs,
         )
 
 

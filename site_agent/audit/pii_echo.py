@@ -53,6 +53,7 @@ from site_agent.audit.context import AuditContext, ExtraSurface, SyntheticChunk
 from site_agent.audit.ngrams_found import NgramsFound
 from site_agent.audit.policy import PiiEchoSettings
 from site_agent.audit.registry import Reread, register_measure
+from site_agent.audit.surface_hits import SurfaceHits
 from site_agent.privacy.surfaces import SurfaceMatcher, has_words, normalise_surface, surface_keys
 
 EXTRA_LABEL = "EXTRA"
@@ -227,25 +228,14 @@ class _PiiEcho:
     def __init__(self, context: AuditContext) -> None:
         self.settings = context.policy.pii_echo
         self.surfaces = collect_surfaces(context.real, self.settings, context.extra_pii_surfaces)
-        self.matcher = SurfaceMatcher.build([s.raw for s in self.surfaces])
-        self.docs: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        self.keys: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        self.n_docs = 0
+        self.hits = SurfaceHits(SurfaceMatcher.build([s.raw for s in self.surfaces]))
 
     def add(self, chunk: SyntheticChunk) -> None:
-        docs, keys = self.matcher.match(chunk.documents)
-        self.docs.append(chunk.positions[docs])
-        self.keys.append(keys)
-        self.n_docs += chunk.n_docs
+        self.hits.add(chunk)
 
     def finish(self, reread: Reread) -> PiiEchoResult:
-        return PiiEchoResult(
-            tuple(self.surfaces),
-            np.concatenate(self.docs),
-            np.concatenate(self.keys),
-            self.n_docs,
-            self.settings,
-        )
+        docs, keys = self.hits.arrays()
+        return PiiEchoResult(tuple(self.surfaces), docs, keys, self.hits.n_docs, self.settings)
 
 
 @register_measure("pii_echo")

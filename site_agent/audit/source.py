@@ -52,23 +52,32 @@ class SyntheticSource(Protocol):
         ...
 
 
+def _runs(notes: Iterable[tuple[int, Document]], size: int) -> Iterator[SourceChunk]:
+    """(position, note) pairs in runs of at most ``size``."""
+    positions: list[int] = []
+    docs: list[Document] = []
+    for position, doc in notes:
+        positions.append(position)
+        docs.append(doc)
+        if len(docs) == size:
+            yield SourceChunk(np.array(positions, dtype=np.int64), docs)
+            positions, docs = [], []
+    if docs:
+        yield SourceChunk(np.array(positions, dtype=np.int64), docs)
+
+
 def _split(
     pieces: Iterable[SourceChunk], size: int, kept: np.ndarray, handle: IO[str]
 ) -> Iterator[SourceChunk]:
-    positions: list[int] = []
-    docs: list[Document] = []
-    for piece in pieces:
-        for position, doc in zip(piece.positions.tolist(), piece.documents, strict=True):
-            if kept[position]:
-                handle.write(document_line(doc))
-                continue
-            positions.append(position)
-            docs.append(doc)
-            if len(docs) == size:
-                yield SourceChunk(np.array(positions, dtype=np.int64), docs)
-                positions, docs = [], []
-    if docs:
-        yield SourceChunk(np.array(positions, dtype=np.int64), docs)
+    def dropped() -> Iterator[tuple[int, Document]]:
+        for piece in pieces:
+            for position, doc in zip(piece.positions.tolist(), piece.documents, strict=True):
+                if kept[position]:
+                    handle.write(document_line(doc))
+                else:
+                    yield position, doc
+
+    return _runs(dropped(), size)
 
 
 @dataclass(frozen=True)
@@ -136,21 +145,17 @@ class JsonlSource:
         wanted = None if only is None else set(np.asarray(only).tolist())
         if only is None:
             self._as_written = bytearray()
-        positions: list[int] = []
-        docs: list[Document] = []
-        for position, number, line in self._lines():
-            if wanted is not None and position not in wanted:
-                continue
-            doc = self._document(number, line)
-            if only is None:
-                self._as_written.append(document_line(doc) == line)
-            positions.append(position)
-            docs.append(doc)
-            if len(docs) == size:
-                yield SourceChunk(np.array(positions, dtype=np.int64), docs)
-                positions, docs = [], []
-        if docs:
-            yield SourceChunk(np.array(positions, dtype=np.int64), docs)
+
+        def notes() -> Iterator[tuple[int, Document]]:
+            for position, number, line in self._lines():
+                if wanted is not None and position not in wanted:
+                    continue
+                doc = self._document(number, line)
+                if only is None:
+                    self._as_written.append(document_line(doc) == line)
+                yield position, doc
+
+        return _runs(notes(), size)
 
     def write_kept(self, size: int, kept: np.ndarray, handle: IO[str]) -> Iterator[SourceChunk]:
         """As the protocol says; a kept line already as written is copied without parsing."""
