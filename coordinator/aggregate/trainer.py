@@ -12,7 +12,6 @@ from protocol import Corpus
 from protocol.annotator import AnnotatorSettings
 from shared.atomic import atomic_directory
 
-
 NerSettings = AnnotatorSettings
 """Coordinator-side training takes the sites' annotator settings as they are: its threads are
 the cores other processes leave idle, re-read every epoch (``shared.threads``). It was pinned to
