@@ -149,7 +149,7 @@ def test_template_mode_shows_the_generator_no_real_identifier(tmp_path: Path) ->
     adaptation = training_texts(TRAIN, mode_for("template").render)
     corpus, summary = _run_generate("template", tmp_path)
     lm_input = [*adaptation, *SEEN_PROMPTS]
-    assert len(SEEN_PROMPTS) == 3
+    assert len(set(SEEN_PROMPTS)) == 3  # each of the 3 prompts, in every batch it is in
     for planted in PLANTED:
         assert not [t for t in lm_input if planted in t], planted
     assert all("{{" in p for p in SEEN_PROMPTS if not p.startswith("Paciente"))
