@@ -61,6 +61,7 @@ class FederationSettings(BaseModel):
     max_update_norm_ratio: float = Field(default=0.5, gt=0)
     max_manifest_bytes: int = _cap("max_manifest_bytes")
     max_json_bytes: int = _cap("max_json_bytes")
+    max_tokenizer_bytes: int = _cap("max_tokenizer_bytes")
     max_json_depth: int = _cap("max_json_depth")
     max_json_members: int = _cap("max_json_members")
     max_documents: int = _cap("max_documents")

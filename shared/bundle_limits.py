@@ -24,6 +24,12 @@ class BundleLimits(ProtocolModel):
     max_json_bytes: int = Field(
         16 * MIB, ge=1, description="one JSON artifact (audit report, site report, configs)"
     )
+    max_tokenizer_bytes: int = Field(
+        64 * MIB,
+        ge=1,
+        description="an exported encoder's tokenizer.json (a 250k-piece multilingual vocabulary, "
+        "the default e5-small's, is 17 MB: over max_json_bytes)",
+    )
     max_json_depth: int = Field(32, ge=1, description="nesting of any JSON the site sent")
     max_json_members: int = Field(
         1_000_000, ge=1, description="array items and object members of one JSON document"

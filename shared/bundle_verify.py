@@ -253,7 +253,8 @@ def _check_encoder(
                 header = limits.json_limits(min(limits.max_json_bytes, 100 * 1024 * 1024))
                 check_safetensors(data, header, limits.max_tensors)
             elif entry.name.endswith(".json"):
-                parsed = parse_json(data, limits.json_limits(), entry.name)
+                cap = limits.max_tokenizer_bytes if file_name == "tokenizer.json" else None
+                parsed = parse_json(data, limits.json_limits(cap), entry.name)
                 problem = config_problem(file_name, parsed) if file_name in (
                     "config.json", "tokenizer_config.json") else None  # fmt: skip
                 if problem:

@@ -35,6 +35,7 @@ from protocol.rounds import RollCallReply
 from protocol.rounds import TestSplitSize as SplitSize
 from shared import wire
 from shared.bundle_folder import read_bundle_folder
+from shared.bundle_limits import DEFAULT_LIMITS
 from shared.bundle_verify import verify_bundle_bytes
 from shared.contained import PathEscapeError, contained_path
 from shared.errors import VerificationError
@@ -661,3 +662,28 @@ def test_the_site_verifies_with_its_configured_key_before_sending(world: World) 
     assert REPLY_SIGNATURE in sent[wire.BUNDLE]  # the nonce signed with site.toml's key
     with pytest.raises(SiteFailure, match="bundle_unverified"):
         site_collect(layout(world.other.public), ask)
+
+
+def _vocabulary_json(pieces: int) -> bytes:
+    """A tokenizer.json the shape of XLM-R's (e5-small's: 250k pieces, 17 MB): over the 16 MiB
+    cap of other JSON artifacts."""
+    vocab = [[f"▁piece{index:06d}{'x' * 40}", -float(index) / 1000] for index in range(pieces)]
+    return json.dumps({"model": {"type": "Unigram", "vocab": vocab}}).encode()
+
+
+def test_a_multilingual_tokenizer_passes_where_other_json_of_its_size_does_not(
+    world: World,
+) -> None:
+    """The default Spanish encoder's tokenizer.json is 17 MB: its bundle verifies at the site
+    and at the coordinator (its own cap, max_tokenizer_bytes), while a config.json that large
+    is still refused as over the JSON cap."""
+    tokenizer = _vocabulary_json(250_000)
+    assert DEFAULT_LIMITS.max_json_bytes < len(tokenizer) < DEFAULT_LIMITS.max_tokenizer_bytes
+    _add_listed("encoder/tokenizer.json", "encoder_weights", tokenizer)(world)
+    verify_bundle(world.bundle, world.keys.public)
+    verify_received_bundle(raw_received(world.bundle), SITE, load_registry(world.registry))
+    padded = json.dumps({"model_type": "bert", "pad": "x" * len(tokenizer)}).encode()
+    _add_listed("encoder/special_config.json", "encoder_weights", padded)(world)
+    with pytest.raises(BundleRejected) as info:
+        verify_received_bundle(raw_received(world.bundle), SITE, load_registry(world.registry))
+    assert info.value.reason == "over_limit"
