@@ -62,25 +62,28 @@ def cpu_features(cpuinfo: Path = CPUINFO) -> CpuFeatures:
         return CpuFeatures("", frozenset())
 
 
-def cpu_bf16_supported() -> bool:
-    """bf16 is worth using on CPU only where the CPU has native bf16 instructions (AMX or
-    AVX-512 BF16): torch's probes where torch is installed (what its kernels will use), else
-    the cpuinfo flags."""
+def _supported(names: tuple[str, ...], torch_probes: tuple[str, ...]) -> bool:
+    """Any of ``names`` (:data:`NAMED_FLAGS`): torch's probes where torch is installed (what
+    its kernels will use), else the cpuinfo flags."""
     if importlib.util.find_spec("torch") is None:
-        return cpu_features().bf16_native
+        features = cpu_features()
+        return any(features.has(name) for name in names)
     import torch
 
-    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in probes)
+    return any(bool(getattr(torch.cpu, probe, lambda: False)()) for probe in torch_probes)
+
+
+def cpu_bf16_supported() -> bool:
+    """bf16 is worth using on CPU only where the CPU has native bf16 instructions (AMX or
+    AVX-512 BF16)."""
+    return _supported(
+        ("AMX", "AVX-512 BF16"), ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    )
 
 
 def cpu_amx_supported() -> bool:
-    """The CPU has AMX tiles (bf16 matrix units): torch's probe where torch is installed, else
-    the cpuinfo flags. Training under bf16 autocast pays off only there: on an AMD EPYC with
-    AVX-512 BF16 and no AMX, e5-small trained 0.75x as fast under bf16 as in float32 while its
-    inference ran 1.3x faster (docs/results.md, "The machine annotator")."""
-    if importlib.util.find_spec("torch") is None:
-        return cpu_features().has("AMX")
-    import torch
-
-    return bool(getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)())
+    """The CPU has AMX tiles (bf16 matrix units). Training under bf16 autocast pays off only
+    there: on an AMD EPYC with AVX-512 BF16 and no AMX, e5-small trained 0.75x as fast under
+    bf16 as in float32 while its inference ran 1.3x faster (docs/results.md, "The machine
+    annotator")."""
+    return _supported(("AMX",), ("_is_amx_tile_supported",))
