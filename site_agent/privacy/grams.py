@@ -79,10 +79,6 @@ def iter_ngrams(stream: TokenStream, n: int, slice_size: int = _SLICE) -> Iterat
         )
 
 
-def windows_per_doc(stream: TokenStream, n: int) -> np.ndarray:
-    return np.maximum(stream.lengths - n + 1, 0)
-
-
 def _sorted_lookup(vocab: np.ndarray, hashes: np.ndarray) -> np.ndarray:
     """Column of each hash in the sorted ``vocab`` (-1 where absent). The queries are sorted
     first: a binary search of sorted keys stays in cache, and no hash table the size of the
