@@ -11,6 +11,7 @@ allowed names and the fix.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
@@ -37,13 +38,24 @@ class Registry(Generic[T]):
         self.what = what
         self._entries: dict[str, T] = {}
         self._builtins = builtins
+        self._ready = builtins is None
+        self._loading = threading.RLock()
         self._error = error
         self._fix = fix
 
     def _load(self) -> None:
-        if self._builtins is not None:
-            load, self._builtins = self._builtins, None
-            load()
+        """Run ``builtins`` once. Another thread's first lookup waits until it has run (the
+        demo fetched two models in two threads, and one found an empty model table); a lookup
+        from inside ``builtins`` itself sees what is registered so far, as before."""
+        if self._ready:
+            return
+        with self._loading:
+            if self._builtins is not None:
+                load, self._builtins = self._builtins, None
+                try:
+                    load()
+                finally:
+                    self._ready = True
 
     def add(self, name: str, entry: T, *, replace: bool = False) -> T:
         """Register ``entry`` under ``name``; a different entry under a taken name needs

@@ -86,3 +86,26 @@ def _import_module_calls(root: Path) -> list[str]:
 def test_the_product_loads_no_module_by_name() -> None:
     """Registries load their built-ins with plain imports the import graph can see."""
     assert _import_module_calls(REPO) == []
+
+
+def test_a_second_thread_waits_for_the_builtins_the_first_is_loading() -> None:
+    """Two threads' first lookups at once: the second waits for the builtins instead of finding
+    an empty table (two model fetches in two threads hit this)."""
+    import threading
+    import time
+
+    started = threading.Event()
+
+    def builtins() -> None:
+        started.set()
+        time.sleep(0.3)
+        table.add("late", 1)
+
+    table: Registry[int] = Registry("thing", builtins=builtins)
+    results: list[int] = []
+    first = threading.Thread(target=lambda: results.append(table.get("late")))
+    first.start()
+    assert started.wait(timeout=10)
+    results.append(table.get("late"))  # while the first thread is still loading
+    first.join(timeout=10)
+    assert results == [1, 1]
