@@ -58,6 +58,23 @@ def _restricted_ids(model: Any, adapter: Path | None) -> Any:
     return RestrictedIds(model, vocabulary)
 
 
+def contiguous_head_input(model: Any) -> Any:
+    """Make the output layer's input contiguous before the layer runs; returns the hook handle.
+
+    ``generate`` scores only the last position: the model hands its output layer the slice
+    ``hidden[:, -1:, :]``, whose batch stride still spans the whole prompt. When the layer's
+    weight does not require grad (a merged adapter freezes it), ``torch.matmul`` will not
+    fold such a 3-D input into one matrix product and runs a batched product instead, with
+    the weight copied once per row: on the prompt step of Gemma 3 at batch 16 that is 16
+    copies of the 262,144 x 640 layer, 5 GB and about half of a 128-token batch's time. A
+    contiguous ``batch x 1 x hidden`` input (a few kilobytes) folds."""
+
+    def hook(_module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (args[0].contiguous(), *args[1:])
+
+    return model.get_output_embeddings().register_forward_pre_hook(hook)
+
+
 class HFBackend:
     name = "hf"
 
@@ -83,6 +100,7 @@ class HFBackend:
         self.kwargs = hf_generation_kwargs(settings, max_new_tokens)
         self.kwargs["pad_token_id"] = self.tokenizer.pad_token_id
         self.restricted = _restricted_ids(self.model, adapter)
+        self.head_hook = contiguous_head_input(self.model)
         if self.restricted is not None:  # generate works in rows of the restricted layer
             eos = self.restricted.kept_rows(self.model.generation_config.eos_token_id)
             self.kwargs["eos_token_id"] = eos or None
