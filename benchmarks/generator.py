@@ -6,10 +6,12 @@
 
 Each row runs in its own process (so peak RSS is that engine's own), through the real backends
 (``HFBackend`` with transformers' full-sort top-p or the partial-selection nucleus, with and
-without the restricted output vocabulary of MEDDOCAN train (``[adapt] vocabulary = "corpus"``,
-an untrained adapter carrying it), ``CT2Backend``, ``OpenVINOBackend`` run by the interpreter
-``--openvino-python`` names, since optimum-intel pins older transformers than this project),
-on 3-5 word prompts from MEDDOCAN dev, ``--new-tokens`` tokens per row
+without the restricted output vocabulary of MEDDOCAN train (``[adapt] vocabulary = "corpus"``);
+every transformers row loads an untrained adapter, merged as the pipeline merges its trained
+one, with the vocabulary beside it for the corpus row), ``CT2Backend``, ``OpenVINOBackend``
+run by the interpreter ``--openvino-python`` names, since optimum-intel pins older
+transformers than this project), on 3-5 word prompts from MEDDOCAN dev, ``--new-tokens``
+tokens per row
 (min = max, so every engine generates the same count), after a warm-up batch. ``--load`` adds
 rows measured while a busy process spins on another core. ``--lora-steps`` adds LoRA s/step
 with the pipeline's ``adapt_generator``, full and restricted vocabulary. The table's caption
@@ -41,9 +43,10 @@ ENGINES = {
 RESTRICTED = "transformers (partial, corpus vocabulary)"
 
 
-def _restricted_adapter(model: Path, data: Path, out: Path) -> Path:
-    """An untrained LoRA adapter (B = 0: the base model's own outputs) carrying the restricted
-    output vocabulary of MEDDOCAN train and dev, as ``[adapt] vocabulary = "corpus"`` saves it."""
+def _untrained_adapter(model: Path, data: Path, out: Path, restricted: bool) -> Path:
+    """An untrained LoRA adapter (B = 0: the base model's own outputs), as the pipeline always
+    generates through one; ``restricted`` adds the output vocabulary of MEDDOCAN train and dev,
+    as ``[adapt] vocabulary = "corpus"`` saves it."""
     from peft import get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -51,16 +54,17 @@ def _restricted_adapter(model: Path, data: Path, out: Path) -> Path:
     from site_agent.adapt.output_vocabulary import corpus_vocabulary, write_vocabulary
     from site_agent.adapt.settings import AdaptSettings
 
-    texts = [
-        json.loads(line)["text"]
-        for name in ("train.jsonl", "dev.jsonl")
-        for line in (data / name).read_text(encoding="utf-8").splitlines()
-    ]
-    tokenizer = AutoTokenizer.from_pretrained(model)
     base = AutoModelForCausalLM.from_pretrained(model)
     settings = AdaptSettings(base_model=str(model))
     get_peft_model(base, lora_config(base, settings)).save_pretrained(out)
-    write_vocabulary(out, corpus_vocabulary(tokenizer, texts))
+    if restricted:
+        texts = [
+            json.loads(line)["text"]
+            for name in ("train.jsonl", "dev.jsonl")
+            for line in (data / name).read_text(encoding="utf-8").splitlines()
+        ]
+        tokenizer = AutoTokenizer.from_pretrained(model)
+        write_vocabulary(out, corpus_vocabulary(tokenizer, texts))
     return out
 
 
@@ -138,10 +142,11 @@ def _row(
         "--sampling", sampling, "--batch", str(batch), "--new-tokens", str(args.new_tokens),
         "--threads", str(args.threads), "--data", str(args.data),
     ]  # fmt: skip
-    if engine == RESTRICTED:  # built beforehand, so the row's peak RSS is generation alone
+    if ENGINES[engine][0] == "hf":  # built beforehand, so the row's peak RSS is generation alone
         adapter = Path(tempfile.mkdtemp()) / "adapter"
         made = _child([sys.executable, __file__, "--make-adapter", str(adapter), "--model", model,
-                       "--data", str(args.data)])  # fmt: skip
+                       "--data", str(args.data),
+                       "--restricted", str(engine == RESTRICTED)])  # fmt: skip
         if "error" in made:
             return made
         command += ["--adapter", str(adapter)]
@@ -224,6 +229,7 @@ def main() -> None:
     parser.add_argument("--one-lora", dest="lora", help=argparse.SUPPRESS)
     parser.add_argument("--make-adapter", help=argparse.SUPPRESS)
     parser.add_argument("--adapter", help=argparse.SUPPRESS)
+    parser.add_argument("--restricted", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--engine", help=argparse.SUPPRESS)
     parser.add_argument("--sampling", help=argparse.SUPPRESS)
@@ -239,7 +245,8 @@ def main() -> None:
         from site_agent.models import resolve_model
 
         model = Path(resolve_model(args.model))
-        _restricted_adapter(model, Path(args.data), Path(args.make_adapter))
+        restricted = args.restricted == "True"
+        _untrained_adapter(model, Path(args.data), Path(args.make_adapter), restricted)
         print(json.dumps({"adapter": args.make_adapter}))
         return
 

@@ -47,16 +47,28 @@ class JsonLimits(ProtocolModel):
     )
 
 
+def _structure(data: bytes) -> bytes:
+    """``data`` with every string emptied: what is left is numbers, literals and punctuation."""
+    return _STRING.sub(b'""', data)
+
+
 def nesting_depth(data: bytes) -> int:
     """How deep arrays and objects nest in ``data`` (brackets inside strings do not count)."""
     depth = deepest = 0
-    for match in _BRACKET.finditer(_STRING.sub(b'""', data)):
+    for match in _BRACKET.finditer(_structure(data)):
         if match.group() in (b"[", b"{"):
             depth += 1
             deepest = max(deepest, depth)
         else:
             depth -= 1
     return deepest
+
+
+def members_bound(text: bytes) -> int:
+    """An upper bound on the members of the JSON ``text``, counted without parsing: an object
+    of n members has n colons, an array of n items n - 1 commas and one opening bracket
+    (colons and commas inside strings only raise the bound; :func:`_structure` drops them)."""
+    return text.count(b":") + text.count(b",") + text.count(b"[")
 
 
 def _members(value: Any) -> int:
@@ -74,21 +86,32 @@ def _members(value: Any) -> int:
 
 
 def check_json_text(data: bytes | str, limits: JsonLimits, what: str) -> bytes:
-    """``data`` as bytes, once its size and nesting are within ``limits`` (nothing parsed)."""
+    """``data`` as bytes, once its size and nesting are within ``limits`` (nothing parsed).
+
+    Nesting cannot be deeper than the number of opening brackets, so the strings are stripped
+    (a regular expression over the whole text) only when the text has more of them than the
+    cap allows."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if len(raw) > limits.max_bytes:
         raise LimitExceeded(what, f"{limits.max_bytes} bytes", f"{len(raw)} bytes")
-    depth = nesting_depth(raw)
-    if depth > limits.max_depth:
-        raise LimitExceeded(what, f"depth {limits.max_depth}", f"nested {depth} deep")
+    if raw.count(b"[") + raw.count(b"{") > limits.max_depth:
+        depth = nesting_depth(raw)
+        if depth > limits.max_depth:
+            raise LimitExceeded(what, f"depth {limits.max_depth}", f"nested {depth} deep")
     return raw
 
 
 def parse_json(data: bytes | str, limits: JsonLimits, what: str) -> Any:
     """``json.loads`` of ``data`` behind the caps; a ValueError (as json raises it) when the
-    text is not JSON, a :class:`LimitExceeded` when it breaks a cap."""
-    value = json.loads(check_json_text(data, limits, what))
-    members = _members(value)
-    if members > limits.max_members:
-        raise LimitExceeded(what, f"{limits.max_members} members", f"{members} members")
+    text is not JSON, a :class:`LimitExceeded` when it breaks a cap. The members are counted
+    on the parsed value only when a bound counted on the text is over the cap (a corpus line
+    of a few dozen members is not walked)."""
+    raw = check_json_text(data, limits, what)
+    value = json.loads(raw)
+    if members_bound(raw) > limits.max_members and (
+        members_bound(_structure(raw)) > limits.max_members
+    ):
+        members = _members(value)
+        if members > limits.max_members:
+            raise LimitExceeded(what, f"{limits.max_members} members", f"{members} members")
     return value

@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.limits import JsonLimits, LimitExceeded, nesting_depth, parse_json
+from shared.limits import (
+    JsonLimits,
+    LimitExceeded,
+    _members,
+    _structure,
+    members_bound,
+    nesting_depth,
+    parse_json,
+)
 
 SMALL = JsonLimits(max_bytes=1000, max_depth=3, max_members=10)
 
@@ -32,6 +40,20 @@ json_values = st.recursive(
 @given(json_values)
 def test_depth_matches_the_parsed_value(value: object) -> None:
     assert nesting_depth(json.dumps(value).encode()) == _depth_oracle(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values, st.integers(min_value=1, max_value=6))
+def test_a_document_is_refused_exactly_when_it_nests_deeper_than_the_cap(
+    value: object, cap: int
+) -> None:
+    limits = JsonLimits(max_bytes=100_000, max_depth=cap, max_members=1_000)
+    text = json.dumps(value)
+    if _depth_oracle(value) > cap:
+        with pytest.raises(LimitExceeded, match=f"depth {cap}"):
+            parse_json(text, limits, "x")
+    else:
+        assert parse_json(text, limits, "x") == value
 
 
 def test_a_deep_document_is_refused_before_parsing() -> None:
@@ -60,3 +82,24 @@ def test_within_the_caps_it_parses_and_brackets_in_strings_do_not_count() -> Non
 def test_not_json_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         parse_json("{nope", SMALL, "x")
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_the_members_bound_is_never_below_the_count(value: object) -> None:
+    text = json.dumps(value).encode()
+    assert members_bound(text) >= members_bound(_structure(text)) >= _members(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values, st.integers(min_value=1, max_value=12))
+def test_a_document_is_refused_exactly_when_its_members_break_the_cap(
+    value: object, cap: int
+) -> None:
+    limits = JsonLimits(max_bytes=100_000, max_depth=64, max_members=cap)
+    text = json.dumps(value)
+    if _members(value) > cap:
+        with pytest.raises(LimitExceeded, match=f"{cap} members"):
+            parse_json(text, limits, "x")
+    else:
+        assert parse_json(text, limits, "x") == value
