@@ -284,6 +284,22 @@ class GenerationBudget(ProtocolModel):
     reasons: tuple[str, ...]
 
 
+def batch_row_tokens(lengths: Sequence[float], cap: int, batch: int) -> float:
+    """Expected tokens one row of a generation batch runs for: a batch runs until its longest
+    note ends, so each of its ``batch`` rows costs the longest of ``batch`` notes drawn from
+    ``lengths`` (the real notes, in generator tokens), each cut at ``cap``. With sorted
+    lengths l_1 <= ... <= l_n, the longest of b draws is at most l_k with probability
+    (k/n)^b. ``cap`` when no lengths are known (every note runs to the cap)."""
+    if not lengths:
+        return float(cap)
+    capped = sorted(min(float(length), cap) for length in lengths)
+    n = len(capped)
+    return sum(
+        length * ((k / n) ** batch - ((k - 1) / n) ** batch)
+        for k, length in enumerate(capped, start=1)
+    )
+
+
 def generation_budget(
     n_train: int,
     notes: int,
@@ -293,25 +309,33 @@ def generation_budget(
     cost: GeneratorCost,
     hours_left: float | None,
     given: Sequence[str] = (),
+    lengths: Sequence[float] = (),
+    batch: int = 1,
 ) -> GenerationBudget:
-    """Fewer, then shorter notes when ``notes`` x ``new_tokens`` would not fit in ``hours_left``
-    (what the time budget leaves after the other stages); ``given`` names the generation
-    settings ``site.toml`` set, which are kept. Never fewer than one note per training note
-    nor shorter than 50 new tokens."""
+    """Fewer, then shorter notes when ``notes`` x the tokens each costs would not fit in
+    ``hours_left`` (what the time budget leaves after the other stages); ``given`` names the
+    generation settings ``site.toml`` set, which are kept. Never fewer than one note per
+    training note nor shorter than 50 new tokens. A note costs :func:`batch_row_tokens` of
+    the real notes' ``lengths`` at ``new_tokens``, ``batch`` notes at a time (``new_tokens``
+    itself without lengths); a shorter cap is solved for as if every note reached it."""
 
     def hours(n: int, tokens: int) -> float:
-        return n * tokens / cost.tokens_per_second / 3600
+        return n * batch_row_tokens(lengths, tokens, batch) / cost.tokens_per_second / 3600
 
     planned = hours(notes, new_tokens)
     if hours_left is None:
-        reason = f"no [run] time_budget: {notes} notes of up to {new_tokens} new tokens"
+        reason = (
+            f"no [run] time_budget: {notes} notes of up to {new_tokens} new tokens (about "
+            f"{batch_row_tokens(lengths, new_tokens, batch):.0f} per note, {batch} at a time)"
+        )
         return GenerationBudget(
             amount=amount, max_new_tokens=max_new_tokens, notes=notes,
             generate_hours=round(planned, 2), reasons=(reason,),
         )  # fmt: skip
     reasons = []
     if planned > hours_left and "amount" not in given and amount is not None:
-        affordable = hours_left * 3600 * cost.tokens_per_second / new_tokens
+        per_note = batch_row_tokens(lengths, new_tokens, batch)
+        affordable = hours_left * 3600 * cost.tokens_per_second / per_note
         fewer = max(n_train, min(notes, math.floor(affordable)))
         if fewer < notes:
             amount, notes = round(fewer / max(1, n_train), 3), fewer

@@ -114,7 +114,9 @@ def _estimates(
     gold_s, annotator_gb = _annotator_seconds(ner.chunks, config)
     words_per_token = _words_per_token(train, cost)
     new_tokens = budget.max_new_tokens or _new_tokens(train, config, cost)
-    syn_chunks = budget.notes * max(1.0, new_tokens * words_per_token / 128)
+    syn_chunks = budget.notes * _chunks_per_note(
+        train, cost, new_tokens, words_per_token, config.annotator.training.chunk_words
+    )
     syn_s, _ = _annotator_seconds(syn_chunks, config)
     test_chunks = (
         ner.chunks * config.split.test_fraction / max(0.01, 1 - config.split.test_fraction)
@@ -134,8 +136,8 @@ def _estimates(
         ),
         StageEstimate(
             stage="generate", hours=_h(LOAD_S) + budget.generate_hours, peak_gb=cost.generate_gb,
-            basis=f"{budget.notes} notes x up to {new_tokens} tokens at "
-            f"{cost.tokens_per_second:g} tok/s",
+            basis=f"{budget.notes} notes of up to {new_tokens} tokens as long as the training "
+            f"notes, {config.generation.batch_size} at a time; {cost.tokens_per_second:g} tok/s",
         ),
         StageEstimate(
             stage="annotate", hours=_h(LOAD_S + syn_chunks * INFER_S_PER_CHUNK),
@@ -148,6 +150,15 @@ def _estimates(
         ),
         StageEstimate(stage="export", hours=0.0, peak_gb=SMALL_GB, basis="bundle writing"),
     ]  # fmt: skip
+
+
+def _chunks_per_note(
+    train: Corpus, cost: GeneratorCost, cap: int, words_per_token: float, chunk_words: int
+) -> float:
+    """Annotator chunks per synthetic note, the notes as long as the training notes (at most
+    ``cap`` tokens)."""
+    lengths = [min(tokens_of(cost, len(d.text)), cap) for d in train.documents] or [cap]
+    return sum(max(1, math.ceil(n * words_per_token / chunk_words)) for n in lengths) / len(lengths)
 
 
 def _h(seconds: float) -> float:
@@ -186,9 +197,10 @@ def plan_run(config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int
         )
         hours_left = max(0.0, config.run.time_budget - others)
     given = tuple(config.generation.model_fields_set)
+    lengths = [tokens_of(cost, len(d.text)) for d in train.documents]
     budget = generation_budget(
         n_train, notes, config.generation.amount, new_tokens, config.generation.max_new_tokens,
-        cost, hours_left, given,
+        cost, hours_left, given, lengths, config.generation.batch_size,
     )  # fmt: skip
     stages = tuple(_estimates(train, config, recipe, budget))
     return RunPlan(

@@ -8,14 +8,18 @@ slope x tokens per pass: SmolLM2 1.2 + 0.002734 x tokens (4.0 GB at 4 x 256, 23.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from site_agent.adapt.cost import GEMMA3, SMOLLM2, adapt_peak_gb
 from site_agent.adapt.recipe import (
     CorpusShape,
     Machine,
+    batch_row_tokens,
     generation_budget,
     resolve_generator_recipe,
 )
@@ -134,3 +138,26 @@ def test_generation_budget_says_when_it_cannot_be_met() -> None:
     budget = generation_budget(100, 400, 4.0, 500, None, GEMMA3, 0.01, ())
     assert (budget.notes, budget.max_new_tokens) == (100, 50)
     assert "stays over" in budget.reasons[-1] and "time_budget" in budget.reasons[-1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(min_value=1, max_value=50), min_size=1, max_size=5),
+    st.integers(min_value=1, max_value=3),
+    st.integers(min_value=1, max_value=60),
+)
+def test_batch_row_tokens_is_the_expected_longest_note_of_a_batch(
+    lengths: list[int], batch: int, cap: int
+) -> None:
+    """Oracle: every ordered draw of ``batch`` notes (with replacement), equally likely."""
+    draws = list(itertools.product(lengths, repeat=batch))
+    expected = sum(min(max(d), cap) for d in draws) / len(draws)
+    assert batch_row_tokens(lengths, cap, batch) == pytest.approx(expected)
+
+
+def test_without_lengths_every_note_runs_to_the_cap() -> None:
+    assert batch_row_tokens([], 300, 8) == 300
+    budget = generation_budget(100, 400, 4.0, 500, None, GEMMA3, None, (), [100.0] * 10, 8)
+    assert budget.generate_hours == pytest.approx(
+        400 * 100 / GEMMA3.tokens_per_second / 3600, abs=0.01
+    )
