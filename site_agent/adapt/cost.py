@@ -14,7 +14,7 @@ ratio of the two peaks, an assumption until it is measured at a second size.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 GB = 1024**3
 
@@ -28,9 +28,11 @@ class GeneratorCost:
     gb_per_token: float  # peak RSS per token of one forward pass (rows x tokens)
     seconds_per_step: float  # one optimiser step at 4 x 256 tokens
     characters_per_row: float  # characters of MEDDOCAN text per packed 256-token row
-    tokens_per_second: float  # generated tokens per second, load included
+    tokens_per_second: float  # batch-row tokens per second sampling 8 rows (top-p), no load
     generate_gb: float  # peak RSS of sampling
     source: str
+    corpus_seconds_per_step: float  # the same two with [adapt] vocabulary = "corpus"
+    corpus_tokens_per_second: float
 
 
 _SMOL_SLOPE = (23.6 - 4.0) / (16 * 512 - 4 * 256)
@@ -39,12 +41,16 @@ SMOLLM2 = GeneratorCost(
     name="SmolLM2-135M",
     base_gb=4.0 - _SMOL_SLOPE * 1024,
     gb_per_token=_SMOL_SLOPE,
-    seconds_per_step=3.31,
+    seconds_per_step=2.96,
     characters_per_row=338_755 / 514,
-    tokens_per_second=183.6,
+    tokens_per_second=259.3,
     generate_gb=0.8,
-    source="benchmarks/README.md adapt.py (4 x 256: 3.31 s/step, 4.0 GB, 514 rows from 120 "
-    "MEDDOCAN notes) and generator.py (183.6 tok/s busy, 0.8 GB); 23.6 GB at 16 x 512 (issue 29)",
+    source="benchmarks/README.md adapt.py (4 x 256: 4.0 GB, 514 rows from 120 MEDDOCAN "
+    "notes); 23.6 GB at 16 x 512 (issue 29); generator.py on an idle AMD EPYC, 2026-11-27: "
+    "LoRA 2.96 s/step (2.31 with the corpus vocabulary), top-p at batch 8 259.3 tok/s (318.2), "
+    "0.8 GB",
+    corpus_seconds_per_step=2.31,
+    corpus_tokens_per_second=318.2,
 )
 
 _GEMMA_SLOPE = _SMOL_SLOPE * 6.7 / 4.0
@@ -53,13 +59,15 @@ GEMMA3 = GeneratorCost(
     name="Gemma 3 270M",
     base_gb=6.7 - _GEMMA_SLOPE * 1024,
     gb_per_token=_GEMMA_SLOPE,
-    seconds_per_step=5.63,
+    seconds_per_step=6.30,
     characters_per_row=338_755 / 376,
-    tokens_per_second=75.0,
+    tokens_per_second=165.2,
     generate_gb=1.4,
-    source="benchmarks/README.md adapt.py (4 x 256: 5.63 s/step, 6.7 GB, 376 rows from 120 "
-    "MEDDOCAN notes) and generator.py (1.4 GB); 75 tok/s with loading, meddocan-core "
-    "(benchmarks/experiment_estimate.py)",
+    source="benchmarks/README.md adapt.py (4 x 256: 6.7 GB, 376 rows from 120 MEDDOCAN "
+    "notes); generator.py on an idle AMD EPYC, 2026-11-27: LoRA 6.30 s/step (2.22 with the "
+    "corpus vocabulary), top-p at batch 8 165.2 tok/s (319.9), 1.4 GB",
+    corpus_seconds_per_step=2.22,
+    corpus_tokens_per_second=319.9,
 )
 
 MEASURED_ROWS = 4
@@ -67,15 +75,24 @@ MEASURED_TOKENS = 256
 """Every measured experiment adapted on 4 rows of 256 tokens per optimiser step."""
 
 
-def generator_cost(base_model: str) -> tuple[GeneratorCost, str]:
-    """The unit costs of ``base_model`` and how they were chosen (an unknown generator is
-    priced as the larger measured one)."""
+def generator_cost(base_model: str, vocabulary: str = "full") -> tuple[GeneratorCost, str]:
+    """The unit costs of ``base_model`` with the output ``vocabulary`` (``[adapt]``) and how
+    they were chosen (an unknown generator is priced as the larger measured one)."""
     lowered = base_model.lower()
     if "smollm2" in lowered and "360" not in lowered and "1.7" not in lowered:
-        return SMOLLM2, f"{base_model}: measured as {SMOLLM2.name}"
-    if "gemma" in lowered and "270" in lowered:
-        return GEMMA3, f"{base_model}: measured as {GEMMA3.name}"
-    return GEMMA3, f"{base_model}: not measured, priced as {GEMMA3.name} (a guess)"
+        cost, basis = SMOLLM2, f"{base_model}: measured as {SMOLLM2.name}"
+    elif "gemma" in lowered and "270" in lowered:
+        cost, basis = GEMMA3, f"{base_model}: measured as {GEMMA3.name}"
+    else:
+        cost, basis = GEMMA3, f"{base_model}: not measured, priced as {GEMMA3.name} (a guess)"
+    if vocabulary == "corpus":
+        cost = replace(
+            cost,
+            seconds_per_step=cost.corpus_seconds_per_step,
+            tokens_per_second=cost.corpus_tokens_per_second,
+        )
+        basis += ", corpus vocabulary"
+    return cost, basis
 
 
 def adapt_peak_gb(cost: GeneratorCost, rows: int, tokens: int) -> float:

@@ -239,7 +239,7 @@ def resolve_generator_recipe(
     """The recipe ``settings`` (with what ``site.toml`` set) give for ``shape`` on ``machine``,
     planning for at most ``memory_limit_gb`` per step; ``phi_prompt_share`` is
     ``[generation]``'s (None: unset, the recipe chooses)."""
-    cost, basis = generator_cost(settings.base_model)
+    cost, basis = generator_cost(settings.base_model, settings.vocabulary)
     rows, tokens, accumulation, shape_reason = _pass_shape(cost, settings, memory_limit_gb)
     repeat, repeat_reason = _phi_repeat(shape, settings)
     plain = rows_per_epoch(cost, shape.characters, tokens)

@@ -109,7 +109,7 @@ def _planned_notes(n_train: int, config: SiteConfig, n_prompts: int) -> int:
 def _estimates(
     train: Corpus, config: SiteConfig, recipe: GeneratorRecipe, budget: GenerationBudget
 ) -> list[StageEstimate]:
-    cost, _ = generator_cost(config.adapt.base_model)
+    cost, _ = generator_cost(config.adapt.base_model, config.adapt.vocabulary)
     ner = corpus_recipe(train, config.annotator.training)
     gold_s, annotator_gb = _annotator_seconds(ner.chunks, config)
     words_per_token = _words_per_token(train, cost)
@@ -181,7 +181,7 @@ def plan_run(config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int
         corpus_shape(train), config.adapt, config.generation.mode, machine, limit,
         config.generation.phi_prompt_share,
     )  # fmt: skip
-    cost, _ = generator_cost(config.adapt.base_model)
+    cost, _ = generator_cost(config.adapt.base_model, config.adapt.vocabulary)
     n_train = len(train)
     n_prompts = n_prompts or max(1, round(n_train * config.split.validation_fraction))
     notes = _planned_notes(n_train, config, n_prompts)

@@ -9,13 +9,14 @@ slope x tokens per pass: SmolLM2 1.2 + 0.002734 x tokens (4.0 GB at 4 x 256, 23.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from site_agent.adapt.cost import GEMMA3, SMOLLM2, adapt_peak_gb
+from site_agent.adapt.cost import GEMMA3, SMOLLM2, adapt_peak_gb, generator_cost
 from site_agent.adapt.recipe import (
     CorpusShape,
     Machine,
@@ -115,7 +116,9 @@ def test_dense_corpus_gets_no_phi_prompts() -> None:
 
 
 # (hours left, amount given) -> (notes, amount, new tokens); 100 training notes, 400 planned
-# notes of 500 new tokens at Gemma's 75 tok/s = 0.74 h
+# notes of 500 new tokens at 75 tok/s = 0.74 h (a fixed rate, so the hand-worked values do not
+# move when the generator's measured rate does)
+AT_75 = replace(GEMMA3, tokens_per_second=75.0)
 BUDGETS = [
     (None, (), (400, 4.0, None)),
     (1.0, (), (400, 4.0, None)),  # fits
@@ -129,13 +132,13 @@ BUDGETS = [
 def test_generation_budget(
     hours: float | None, given: tuple[str, ...], expected: tuple[Any, ...]
 ) -> None:
-    budget = generation_budget(100, 400, 4.0, 500, None, GEMMA3, hours, given)
+    budget = generation_budget(100, 400, 4.0, 500, None, AT_75, hours, given)
     assert (budget.notes, budget.amount, budget.max_new_tokens) == expected
     assert budget.reasons
 
 
 def test_generation_budget_says_when_it_cannot_be_met() -> None:
-    budget = generation_budget(100, 400, 4.0, 500, None, GEMMA3, 0.01, ())
+    budget = generation_budget(100, 400, 4.0, 500, None, AT_75, 0.01, ())
     assert (budget.notes, budget.max_new_tokens) == (100, 50)
     assert "stays over" in budget.reasons[-1] and "time_budget" in budget.reasons[-1]
 
@@ -161,3 +164,24 @@ def test_without_lengths_every_note_runs_to_the_cap() -> None:
     assert budget.generate_hours == pytest.approx(
         400 * 100 / GEMMA3.tokens_per_second / 3600, abs=0.01
     )
+
+
+@pytest.mark.parametrize("model", [GEMMA, SMOL])
+def test_the_corpus_vocabulary_is_priced_at_its_own_measured_rates(model: str) -> None:
+    full, _ = generator_cost(model, "full")
+    corpus, basis = generator_cost(model, "corpus")
+    assert corpus.tokens_per_second == full.corpus_tokens_per_second > full.tokens_per_second
+    assert corpus.seconds_per_step == full.corpus_seconds_per_step < full.seconds_per_step
+    assert "corpus vocabulary" in basis
+    shape = CorpusShape(documents=65, characters=183_500, documents_with_phi=65)
+    hours = [
+        resolve_generator_recipe(
+            shape,
+            AdaptSettings(base_model=model, vocabulary=v),
+            "template",
+            Machine(memory_gb=24),
+            14,
+        ).adapt_hours
+        for v in ("full", "corpus")
+    ]
+    assert hours[1] < hours[0]
