@@ -7,8 +7,16 @@ Measured (``benchmarks/generator.py``, batch 16, 64-128 new tokens, top-p 0.95, 
 - An AVX-512 CPU without BF16, VNNI or AMX (issue 31's table): CTranslate2 int8 top-p 128.9
   tok/s against transformers' 52.0 for SmolLM2-135M, 39.7 against 33.8 for Gemma 3 270M.
 
+- AMD EPYC with AVX-512 BF16, no AMX (2026-11-27, each transformers row through an adapter as
+  the pipeline runs it): transformers top-p 203-211 tok/s for Gemma 3 (414-495 with the corpus
+  vocabulary), CTranslate2 int8 67-68, OpenVINO GenAI 143; SmolLM2 318-372 (395-486),
+  CTranslate2 190-194, OpenVINO GenAI 418-423.
+
 So: transformers where bf16 is native, CTranslate2 where it is not and is installed. An adapter
-with a restricted output vocabulary is sampled by transformers (CTranslate2 refuses it).
+with a restricted output vocabulary is sampled by transformers (CTranslate2 and OpenVINO refuse
+it). OpenVINO GenAI is never picked by ``auto``: it is an optional install in an environment of
+its own, and it beat transformers only on SmolLM2 with the full vocabulary (1.13-1.32×), never
+the corpus-vocabulary row; it stays selectable for that case.
 """
 
 from __future__ import annotations
