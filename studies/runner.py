@@ -79,7 +79,7 @@ def run_config(
     dotted = {**spec.experiment.overrides, **run.condition.overrides}
     if spec.experiment.tiny_models:  # --quick never loads real weights
         dotted = {k: v for k, v in dotted.items() if not k.endswith(".base_model")}
-    dotted["work_dir"] = str(work_dir)
+    dotted["work_dir"] = str(work_dir.resolve())  # not relative to site.toml, as its paths are
     source = f"{site_path} (with run {run.run_id} of the experiment)"
     config = build_site_config(site, source=source, overrides=nest(dotted))
     seeds = REPEAT_SEEDS[spec.experiment.repeat_by]

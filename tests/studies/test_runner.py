@@ -207,3 +207,21 @@ def test_k_fold_runs_test_on_disjoint_folds(tmp_path: Path) -> None:
     assert first and second and not first & second
     n_test = [r.metrics for r in results]
     assert all(0.0 <= m["token_f1"] <= 1.0 for m in n_test)
+
+
+def test_a_relative_out_folder_is_the_callers_not_the_site_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--out runs/x`` puts run folders under the working directory; the site file's own
+    relative paths still resolve beside it."""
+    import tomllib
+
+    from studies.runner import run_config
+
+    monkeypatch.chdir(tmp_path)
+    spec = parse_spec(small_spec(repeats=1), str(SITE))
+    run = plan_runs(spec)[0]
+    site = tomllib.loads(SITE.read_text(encoding="utf-8"))
+    config = run_config(site, SITE, spec, run, Path("runs/x") / "work")
+    assert config.work_dir == tmp_path / "runs" / "x" / "work"
+    assert not config.work_dir.is_relative_to(SITE.parent)
