@@ -96,8 +96,8 @@ class AdaptSettings(ProtocolModel):
             "corpus: the output layer keeps only the tokens of the rendered training text, "
             "the prompts, a seeded sample of the surrogate providers and the special tokens "
             "(saved with the adapter as vocabulary.json; the generator can write no other "
-            "token); full: the whole vocabulary. The hf backend samples either; ctranslate2 "
-            "and vllm refuse a restricted adapter"
+            "token); full: the whole vocabulary. The hf backend samples either, vllm masks the "
+            "full layer to the set; ctranslate2 and openvino refuse a restricted adapter"
         ),
     )
     checkpoint_every: int = Field(50, ge=1, description="optimiser steps between checkpoints")
