@@ -145,8 +145,8 @@ def _row(
     if ENGINES[engine][0] == "hf":  # built beforehand, so the row's peak RSS is generation alone
         adapter = Path(tempfile.mkdtemp()) / "adapter"
         made = _child([sys.executable, __file__, "--make-adapter", str(adapter), "--model", model,
-                       "--data", str(args.data),
-                       "--restricted", str(engine == RESTRICTED)])  # fmt: skip
+                       "--data", str(args.data)]
+                      + (["--restricted"] if engine == RESTRICTED else []))  # fmt: skip
         if "error" in made:
             return made
         command += ["--adapter", str(adapter)]
@@ -229,7 +229,7 @@ def main() -> None:
     parser.add_argument("--one-lora", dest="lora", help=argparse.SUPPRESS)
     parser.add_argument("--make-adapter", help=argparse.SUPPRESS)
     parser.add_argument("--adapter", help=argparse.SUPPRESS)
-    parser.add_argument("--restricted", help=argparse.SUPPRESS)
+    parser.add_argument("--restricted", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--engine", help=argparse.SUPPRESS)
     parser.add_argument("--sampling", help=argparse.SUPPRESS)
@@ -245,8 +245,7 @@ def main() -> None:
         from site_agent.models import resolve_model
 
         model = Path(resolve_model(args.model))
-        restricted = args.restricted == "True"
-        _untrained_adapter(model, Path(args.data), Path(args.make_adapter), restricted)
+        _untrained_adapter(model, Path(args.data), Path(args.make_adapter), args.restricted)
         print(json.dumps({"adapter": args.make_adapter}))
         return
 

@@ -322,11 +322,12 @@ def generation_budget(
     def hours(n: int, tokens: int) -> float:
         return n * batch_row_tokens(lengths, tokens, batch) / cost.tokens_per_second / 3600
 
+    per_note = batch_row_tokens(lengths, new_tokens, batch)
     planned = hours(notes, new_tokens)
     if hours_left is None:
         reason = (
             f"no [run] time_budget: {notes} notes of up to {new_tokens} new tokens (about "
-            f"{batch_row_tokens(lengths, new_tokens, batch):.0f} per note, {batch} at a time)"
+            f"{per_note:.0f} per note, {batch} at a time)"
         )
         return GenerationBudget(
             amount=amount, max_new_tokens=max_new_tokens, notes=notes,
@@ -334,7 +335,6 @@ def generation_budget(
         )  # fmt: skip
     reasons = []
     if planned > hours_left and "amount" not in given and amount is not None:
-        per_note = batch_row_tokens(lengths, new_tokens, batch)
         affordable = hours_left * 3600 * cost.tokens_per_second / per_note
         fewer = max(n_train, min(notes, math.floor(affordable)))
         if fewer < notes:

@@ -152,12 +152,17 @@ def _estimates(
     ]  # fmt: skip
 
 
+def _note_tokens(train: Corpus, cost: GeneratorCost) -> list[float]:
+    """Each training note's length in generator tokens (what a synthetic note is priced at)."""
+    return [tokens_of(cost, len(d.text)) for d in train.documents]
+
+
 def _chunks_per_note(
     train: Corpus, cost: GeneratorCost, cap: int, words_per_token: float, chunk_words: int
 ) -> float:
     """Annotator chunks per synthetic note, the notes as long as the training notes (at most
     ``cap`` tokens)."""
-    lengths = [min(tokens_of(cost, len(d.text)), cap) for d in train.documents] or [cap]
+    lengths = [min(n, cap) for n in _note_tokens(train, cost)] or [cap]
     return sum(max(1, math.ceil(n * words_per_token / chunk_words)) for n in lengths) / len(lengths)
 
 
@@ -197,10 +202,9 @@ def plan_run(config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int
         )
         hours_left = max(0.0, config.run.time_budget - others)
     given = tuple(config.generation.model_fields_set)
-    lengths = [tokens_of(cost, len(d.text)) for d in train.documents]
     budget = generation_budget(
         n_train, notes, config.generation.amount, new_tokens, config.generation.max_new_tokens,
-        cost, hours_left, given, lengths, config.generation.batch_size,
+        cost, hours_left, given, _note_tokens(train, cost), config.generation.batch_size,
     )  # fmt: skip
     stages = tuple(_estimates(train, config, recipe, budget))
     return RunPlan(
