@@ -142,5 +142,25 @@ def installed_engines() -> frozenset[str]:
     return frozenset(n for n in names if importlib.util.find_spec(n) is not None)
 
 
+def planned_engine(requested: str, device: str) -> str:
+    """The engine ``[generation] backend = requested`` resolves to on this machine for an
+    adapter with the full output vocabulary (``device``: ``[site] device``); what the recipe
+    asks before it restricts the vocabulary. An unusable request is returned as given (the
+    pre-flight's backend check names it)."""
+    from shared.cpu_features import cpu_features
+    from site_agent.generate.engine_rule import cpu_engine
+
+    cuda = False
+    if device != "cpu":
+        import torch
+
+        cuda = torch.cuda.is_available()
+    cpu_choice, _why = cpu_engine(cpu_features(), installed_engines(), restricted=False)
+    try:
+        return choose_backend(cuda, vllm_importable(), requested, cpu_choice)
+    except ConfigError:
+        return requested
+
+
 def backend_factory(name: str) -> BackendFactory:
     return BACKENDS.get(name)()

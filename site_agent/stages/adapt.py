@@ -6,7 +6,8 @@ The generation mode renders each training note first (``[generation] mode``): as
 per pass, accumulation, steps and PHI-window repeats follow the generator recipe
 (``site_agent/adapt/recipe.py``) wherever ``[adapt]`` does not set them.
 
-With ``[adapt] vocabulary = "corpus"`` the output layer keeps the tokens of that text, of the
+With the corpus output vocabulary (``[adapt] vocabulary``; the recipe's choice unless the
+generation engine here cannot load it) the output layer keeps the tokens of that text, of the
 generate stage's prompts (validation openings with surrogates, rendered) and of
 ``SURROGATE_ROUNDS`` fresh surrogate draws over the training notes (the Faker pools are
 unbounded: a seeded sample of them in the site's shapes and locale).
@@ -25,13 +26,13 @@ from shared.corpus_io import read_corpus
 from shared.progress import ProgressBars
 from shared.records import read_record_file
 from site_agent.adapt.data import training_texts
-from site_agent.adapt.recipe import GeneratorRecipe, this_machine
+from site_agent.adapt.recipe import GeneratorRecipe, choose_vocabulary, this_machine
 from site_agent.adapt.result import RESULT_FILE, AdaptResult
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.stages.knobs import generation_mode
-from site_agent.stages.run_plan import MEMORY_FIXES, plan_run
+from site_agent.stages.run_plan import MEMORY_FIXES, generation_engine, plan_run
 
 if TYPE_CHECKING:
     from site_agent.generate.modes import GenerationMode
@@ -84,7 +85,8 @@ def run(
     model = str(resolve_model(settings.base_model, allow_fetch=True))
     bars = ProgressBars(progress, "adapt steps")
     phi = [bool(d.spans) for d in train.documents]
-    extra = extra_vocabulary(train) if extra_vocabulary and settings.vocabulary == "corpus" else []
+    restricted = applied.vocabulary == "corpus"
+    extra = extra_vocabulary(train) if extra_vocabulary and restricted else []
     result = adapt_generator(
         texts, model, applied, out_dir, bars.count, tokens, extra, phi_documents=phi,
         recipe=recipe,
@@ -100,7 +102,8 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
         "mode": config.generation.mode,
         "memory": memory,
     }
-    if config.adapt.vocabulary == "corpus":  # what the vocabulary texts depend on
+    vocabulary, _why = choose_vocabulary(config.adapt, generation_engine(config))
+    if vocabulary == "corpus":  # what the vocabulary texts depend on
         settings["vocabulary"] = [config.pseudonymise, config.generation.prompt_words]
     return settings
 

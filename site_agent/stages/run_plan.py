@@ -109,7 +109,7 @@ def _planned_notes(n_train: int, config: SiteConfig, n_prompts: int) -> int:
 def _estimates(
     train: Corpus, config: SiteConfig, recipe: GeneratorRecipe, budget: GenerationBudget
 ) -> list[StageEstimate]:
-    cost, _ = generator_cost(config.adapt.base_model, config.adapt.vocabulary)
+    cost, _ = generator_cost(config.adapt.base_model, recipe.vocabulary)
     ner = corpus_recipe(train, config.annotator.training)
     gold_s, annotator_gb = _annotator_seconds(ner.chunks, config)
     words_per_token = _words_per_token(train, cost)
@@ -176,6 +176,13 @@ def _words_per_token(train: Corpus, cost: GeneratorCost) -> float:
     return words / tokens_of(cost, chars) if chars else 0.5
 
 
+def generation_engine(config: SiteConfig) -> str:
+    """The engine this site's generate stage would run a full-vocabulary adapter on here."""
+    from site_agent.generate.backend import planned_engine
+
+    return planned_engine(config.generation.backend, config.device)
+
+
 def plan_run(config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int = 0) -> RunPlan:
     """The recipe and the estimate for ``train`` (the training split) on ``machine``.
 
@@ -184,9 +191,9 @@ def plan_run(config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int
     limit = memory_limit(config, machine)
     recipe = resolve_generator_recipe(
         corpus_shape(train), config.adapt, config.generation.mode, machine, limit,
-        config.generation.phi_prompt_share,
+        config.generation.phi_prompt_share, generation_engine(config),
     )  # fmt: skip
-    cost, _ = generator_cost(config.adapt.base_model, config.adapt.vocabulary)
+    cost, _ = generator_cost(config.adapt.base_model, recipe.vocabulary)
     n_train = len(train)
     n_prompts = n_prompts or max(1, round(n_train * config.split.validation_fraction))
     notes = _planned_notes(n_train, config, n_prompts)

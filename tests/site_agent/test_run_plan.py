@@ -69,16 +69,18 @@ def test_a_memory_limit_below_the_annotator_names_its_batch() -> None:
 
 
 def test_sparse_corpus_gets_phi_prompts_and_a_time_budget_cuts_generation() -> None:
-    config = _config(run={"time_budget": 0.5})
+    unlimited = plan_run(_config(), _train(100, 20), Machine(memory_gb=24))
+    assert (
+        unlimited.generation.notes == 400 and applied_generation(_config(), unlimited).amount == 4.0
+    )
+    others = sum(s.hours for s in unlimited.stages if s.stage != "generate")
+    half = others + unlimited.generation.generate_hours / 2  # half the generation fits
+    config = _config(run={"time_budget": half})
     plan = plan_run(config, _train(100, 20), Machine(memory_gb=24))
     applied = applied_generation(config, plan)
     assert applied.phi_prompt_share == pytest.approx(0.2)
     assert plan.generation.notes < 400 and applied.amount == plan.generation.amount
     assert any("time budget" in r for r in plan.generation.reasons)
-    unlimited = plan_run(_config(), _train(100, 20), Machine(memory_gb=24))
-    assert (
-        unlimited.generation.notes == 400 and applied_generation(_config(), unlimited).amount == 4.0
-    )
 
 
 def test_synthesize_refuses_an_over_memory_config_before_any_stage(tmp_path: Path) -> None:

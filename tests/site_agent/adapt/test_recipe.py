@@ -21,6 +21,7 @@ from site_agent.adapt.recipe import (
     CorpusShape,
     Machine,
     batch_row_tokens,
+    choose_vocabulary,
     generation_budget,
     resolve_generator_recipe,
 )
@@ -75,7 +76,8 @@ def test_recipe_table(given: tuple[Any, ...], expected: tuple[Any, ...]) -> None
     )
     assert found == expected
     assert recipe.batch_size * recipe.max_length * recipe.gradient_accumulation == 1024
-    assert len(recipe.reasons) == 5 and all(recipe.reasons)
+    assert len(recipe.reasons) == 6 and all(recipe.reasons)
+    assert recipe.vocabulary == "corpus"  # the engine here ("hf") samples a restricted layer
 
 
 def test_peak_memory_model_reproduces_its_calibration_points() -> None:
@@ -185,3 +187,35 @@ def test_the_corpus_vocabulary_is_priced_at_its_own_measured_rates(model: str) -
         for v in ("full", "corpus")
     ]
     assert hours[1] < hours[0]
+
+
+@pytest.mark.parametrize(
+    ("given", "engine", "expected"),
+    [
+        ({}, "hf", "corpus"),
+        ({}, "vllm", "corpus"),  # vLLM masks the full layer to the set
+        ({}, "ctranslate2", "full"),  # CTranslate2 and OpenVINO cannot load a restricted layer
+        ({}, "openvino", "full"),
+        ({"vocabulary": "full"}, "hf", "full"),  # site.toml wins
+        ({"vocabulary": "corpus"}, "ctranslate2", "corpus"),
+    ],
+)
+def test_the_output_vocabulary_follows_the_engine_unless_set(
+    given: dict[str, str], engine: str, expected: str
+) -> None:
+    settings = AdaptSettings(base_model=GEMMA, **given)  # type: ignore[arg-type]
+    chosen, why = choose_vocabulary(settings, engine)
+    assert chosen == expected and why
+    assert ("set" in why) == bool(given)
+    shape = CorpusShape(documents=65, characters=183_500, documents_with_phi=65)
+    recipe = resolve_generator_recipe(
+        shape, settings, "template", Machine(memory_gb=24), 14, engine=engine
+    )
+    assert recipe.vocabulary == expected and why in recipe.reasons
+    assert recipe.applied(settings).vocabulary == expected
+    assert recipe.adapt_hours == pytest.approx(
+        resolve_generator_recipe(
+            shape, AdaptSettings(base_model=GEMMA, vocabulary=expected), "template",
+            Machine(memory_gb=24), 14,
+        ).adapt_hours
+    )  # fmt: skip

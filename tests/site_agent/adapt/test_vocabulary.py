@@ -26,7 +26,12 @@ def adapted(
     root = tmp_path_factory.mktemp(request.param)
     base = tiny_causal_lm(root / "lm", ["Dr. Gil vino el 3/4/20, sin cambios."], arch=request.param)
     settings = AdaptSettings(
-        base_model=str(base), batch_size=2, max_steps=3, max_length=32, quantization="none"
+        base_model=str(base),
+        batch_size=2,
+        max_steps=3,
+        max_length=32,
+        quantization="none",
+        vocabulary="full",
     )
     result = adapt_generator(TEXTS, str(base), settings, root / "out", added_tokens=TAGS)
     return base, Path(result.adapter_dir)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from shared.cpu_features import parse_cpuinfo
-from site_agent.generate.backend import choose_backend
+from site_agent.generate import backend
+from site_agent.generate.backend import choose_backend, planned_engine
 from site_agent.generate.engine_rule import cpu_engine
 
 AMX = parse_cpuinfo("model name: A\nflags: avx2 avx512f avx512_bf16 amx_tile amx_bf16")
@@ -39,3 +40,27 @@ def test_auto_takes_the_cpu_rule_on_a_cpu_only(
 ) -> None:
     assert choose_backend(cuda, vllm, "auto", cpu_choice) == expected
     assert choose_backend(cuda, vllm, "hf", cpu_choice) == "hf"  # an explicit name wins
+
+
+@pytest.mark.parametrize(
+    ("cpu", "installed", "requested", "expected"),
+    [
+        (AVX512_PLAIN, CT2, "auto", "ctranslate2"),
+        (AVX512_BF16, CT2, "auto", "hf"),
+        (AVX512_PLAIN, frozenset(), "auto", "hf"),
+        (AVX512_BF16, CT2, "openvino", "openvino"),
+        (AVX512_BF16, CT2, "no-such-engine", "no-such-engine"),  # the pre-flight names it
+    ],
+)
+def test_planned_engine_is_what_auto_would_run_for_a_full_vocabulary(
+    monkeypatch: pytest.MonkeyPatch,
+    cpu: object,
+    installed: frozenset[str],
+    requested: str,
+    expected: str,
+) -> None:
+    import shared.cpu_features
+
+    monkeypatch.setattr(shared.cpu_features, "cpu_features", lambda: cpu)
+    monkeypatch.setattr(backend, "installed_engines", lambda: installed)
+    assert planned_engine(requested, "cpu") == expected

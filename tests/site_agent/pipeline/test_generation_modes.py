@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from shared.corpus_io import read_corpus
+from site_agent.adapt.output_vocabulary import VOCABULARY_FILE
+from site_agent.adapt.recipe import choose_vocabulary
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.generate.merge import adds_tokens
 from site_agent.generate.tags import TAG
@@ -17,6 +19,7 @@ from site_agent.pipeline.stage import read_record
 from site_agent.privacy.identifying import IdentifyingIndex
 from site_agent.stages.pipeline import folder_of, run_pipeline, stage_artifact
 from site_agent.stages.registry import STAGES
+from site_agent.stages.run_plan import generation_engine
 from tests.meddocan_slice import slice_site
 
 
@@ -69,9 +72,14 @@ def test_the_recipe_is_recorded_in_adapt_json_and_the_phi_check_in_stage_json(
 ) -> None:
     result = json.loads((folder_of(site.work_dir, "adapt") / "adapt.json").read_text())
     recipe = result["recipe"]
-    assert recipe["mode"] == site.generation.mode and len(recipe["reasons"]) == 5
+    assert recipe["mode"] == site.generation.mode and len(recipe["reasons"]) == 6
     assert "batch_size = 2, max_length = 64 set" in recipe["reasons"][1]  # site.toml wins
     assert "max_steps = 2 set" in recipe["reasons"][3] and result["steps"] == 2
+    # the output vocabulary is the recipe's for the engine this machine would generate on
+    chosen, _why = choose_vocabulary(site.adapt, generation_engine(site))
+    assert recipe["vocabulary"] == chosen
+    restricted = (Path(result["adapter_dir"]) / VOCABULARY_FILE).is_file()
+    assert restricted == (chosen == "corpus") == (result["vocabulary_size"] is not None)
     assert result["phi_windows"] is not None and result["seen_windows"] >= result["phi_windows"]
     adapt = read_record(folder_of(site.work_dir, "adapt"))
     assert adapt is not None and adapt.summary["steps"]["run"] == result["steps"] == 2
