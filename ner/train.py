@@ -192,7 +192,7 @@ def train_annotator(
         train_chunks=len(train_chunks),
         validation_chunks=len(val.chunks) if val else 0,
         device=device.type,
-        bf16=resolve_bf16(settings.bf16, device, training=True),
+        bf16=resolve_bf16(settings.bf16, device),
         grad_accumulation=settings.accumulation_for(device.type == "cuda"),
         num_threads=torch.get_num_threads(),
         restarts=restarts,
@@ -258,7 +258,7 @@ def _fit(
         steps = min(steps, settings.max_steps)
     optimizer, scheduler = _optimiser(model, settings, steps, fit.new_head)
     device = next(model.parameters()).device
-    bf16 = resolve_bf16(settings.bf16, device, training=True)
+    bf16 = resolve_bf16(settings.bf16, device)
     accumulation = settings.accumulation_for(device.type == "cuda")
     weights = tag_weights(tags, recipe.entity_weight)
     epochs: list[EpochRecord] = []

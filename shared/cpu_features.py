@@ -79,11 +79,3 @@ def cpu_bf16_supported() -> bool:
     return _supported(
         ("AMX", "AVX-512 BF16"), ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
     )
-
-
-def cpu_amx_supported() -> bool:
-    """The CPU has AMX tiles (bf16 matrix units). Training under bf16 autocast pays off only
-    there: on an AMD EPYC with AVX-512 BF16 and no AMX, e5-small trained 0.75x as fast under
-    bf16 as in float32 while its inference ran 1.3x faster (docs/results.md, "The machine
-    annotator")."""
-    return _supported(("AMX",), ("_is_amx_tile_supported",))

@@ -88,3 +88,51 @@ def test_this_cpu_is_read() -> None:
     if not Path("/proc/cpuinfo").is_file():
         pytest.skip("no /proc/cpuinfo on this system")
     assert cpu_features().model and cpu_features().flags
+
+
+def _tiny_bert() -> torch.nn.Module:
+    from transformers import BertConfig, BertForTokenClassification
+
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, num_labels=5, attn_implementation="sdpa",
+    )  # fmt: skip
+    return BertForTokenClassification(config)
+
+
+def test_bf16_training_attends_eagerly_on_cpu_and_gives_its_attention_back() -> None:
+    from ner.loop import TRAINING_ATTENTION, training_attention
+
+    model, cpu = _tiny_bert(), torch.device("cpu")
+    assert model.config._attn_implementation == "sdpa"
+    with training_attention(model, cpu, bf16=True):
+        assert model.config._attn_implementation == TRAINING_ATTENTION
+    assert model.config._attn_implementation == "sdpa"  # prediction keeps the fused kernel
+    with training_attention(model, cpu, bf16=False):
+        assert model.config._attn_implementation == "sdpa"  # float32: nothing switched
+
+
+def test_a_bf16_training_step_matches_float32_within_tolerance() -> None:
+    """The loss and the gradients of one step under bf16 autocast with the training attention
+    are float32's (sdpa, no autocast) within bf16's precision, padding included."""
+    from ner.loop import _loss, training_attention
+
+    torch.manual_seed(1)
+    ids = torch.randint(5, 120, (4, 40))
+    mask = torch.ones_like(ids)
+    mask[1:, 30:] = 0
+    labels = torch.randint(0, 5, (4, 40)).masked_fill(mask == 0, -100)
+    inputs = {"input_ids": ids, "attention_mask": mask, "labels": labels}
+    cpu, grads, losses = torch.device("cpu"), [], []
+    for bf16 in (False, True):
+        model = _tiny_bert()
+        with training_attention(model, cpu, bf16), autocast(cpu, bf16):
+            loss = _loss(model, dict(inputs), None)
+        loss.backward()
+        losses.append(float(loss))
+        kept = [p.grad.flatten() for p in model.parameters() if p.grad is not None]
+        grads.append(torch.cat(kept))
+    assert losses[1] == pytest.approx(losses[0], rel=0.02)
+    cosine = torch.nn.functional.cosine_similarity(grads[0], grads[1], dim=0)
+    assert cosine > 0.99

@@ -72,19 +72,16 @@ def test_bf16_autocast_path_trains_and_is_recorded(
 
 
 @pytest.mark.parametrize(
-    ("flag", "device", "cuda_bf16", "cpu_bf16", "amx", "training", "expected"),
+    ("flag", "device", "cuda_bf16", "cpu_bf16", "amx", "expected"),
     [
-        (True, "cpu", False, False, False, True, True),
-        (False, "cuda", True, True, True, False, False),
-        (None, "cuda", True, False, False, True, True),
-        (None, "cuda", False, True, True, False, False),
-        # AVX-512 BF16 without AMX: bf16 inference, float32 training (measured slower in bf16)
-        (None, "cpu", True, True, False, False, True),
-        (None, "cpu", True, True, False, True, False),
-        # AMX: bf16 both ways
-        (None, "cpu", True, True, True, True, True),
-        (None, "cpu", True, False, True, False, True),
-        (None, "cpu", True, False, False, False, False),
+        (True, "cpu", False, False, False, True),
+        (False, "cuda", True, True, True, False),
+        (None, "cuda", True, False, False, True),
+        (None, "cuda", False, True, True, False),
+        # AVX-512 BF16 without AMX: bf16 (measured 1.7-2.4x training, 2.3x inference)
+        (None, "cpu", True, True, False, True),
+        (None, "cpu", True, False, True, True),  # AMX
+        (None, "cpu", True, False, False, False),  # neither: float32
     ],
 )
 def test_bf16_auto_follows_the_hardware(
@@ -94,7 +91,6 @@ def test_bf16_auto_follows_the_hardware(
     cuda_bf16: bool,
     cpu_bf16: bool,
     amx: bool,
-    training: bool,
     expected: bool,
 ) -> None:
     import torch
@@ -104,7 +100,7 @@ def test_bf16_auto_follows_the_hardware(
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: cuda_bf16)
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: cpu_bf16, raising=False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
-    assert resolve_bf16(flag, torch.device(device), training=training) is expected
+    assert resolve_bf16(flag, torch.device(device)) is expected
 
 
 class FakeBudget:
