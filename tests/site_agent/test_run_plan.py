@@ -62,10 +62,27 @@ def test_an_over_memory_adapt_config_is_refused_naming_the_fix() -> None:
     assert "remove batch_size and max_length from [adapt]" in message
 
 
-def test_a_memory_limit_below_the_annotator_names_its_batch() -> None:
-    plan = plan_run(_config(run={"memory_limit_gb": 3}), _train(40, 40), Machine(memory_gb=24))
-    with pytest.raises(ConfigError, match=r"annotator stage needs about 4\.6 GB.*\[annotator"):
+@pytest.mark.parametrize(("bf16", "needs"), [(False, r"3\.9"), (True, r"5\.3")])
+def test_a_memory_limit_below_the_annotator_names_its_batch(bf16: bool, needs: str) -> None:
+    config = _config(run={"memory_limit_gb": 3}, annotator={"training": {"bf16": bf16}})
+    plan = plan_run(config, _train(40, 40), Machine(memory_gb=24))
+    with pytest.raises(ConfigError, match=rf"annotator stage needs about {needs} GB.*\[annotator"):
         check_fits(plan)
+
+
+def test_bf16_prices_the_annotator_stages_at_their_measured_speed_up() -> None:
+    hours = {
+        bf16: {
+            s.stage: s.hours
+            for s in plan_run(
+                _config(annotator={"training": {"bf16": bf16}}), _train(200, 200),
+                Machine(memory_gb=24),
+            ).stages
+        }
+        for bf16 in (False, True)
+    }  # fmt: skip
+    for stage in ("annotator", "train-synthetic"):
+        assert hours[True][stage] < hours[False][stage] / 1.5
 
 
 def test_sparse_corpus_gets_phi_prompts_and_a_time_budget_cuts_generation() -> None:
