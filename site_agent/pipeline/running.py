@@ -5,7 +5,9 @@ and, sampled every few seconds while it runs, the peak resident memory of the pr
 children. A stage that ends, well or badly, removes it (a failure writes ``stage.json`` with
 its error). So a marker whose process is gone means the process died without a word, which
 on a machine short of memory is the kernel's OOM killer (exit 137): the next run says which
-stage, at how many GB and after how many minutes, and what to change.
+stage, at how many GB and after how many minutes, and what to change. A run stopped on
+purpose (SIGTERM from ``kill``, a service manager or a scheduler; Ctrl-C) unwinds instead:
+its marker is removed, so the next run resumes without a false out-of-memory report.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import ctypes
 import ctypes.util
 import gc
 import os
+import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -104,6 +107,28 @@ class PeakMemory:
         self.gb = gb
 
 
+TERMINATED_EXIT = 128 + signal.SIGTERM
+"""The exit status of a run stopped by SIGTERM, as a shell reports it."""
+
+
+@contextmanager
+def sigterm_unwinds() -> Iterator[None]:
+    """In the main thread, turn SIGTERM into ``SystemExit(143)`` for the block, so that its
+    ``finally`` clauses run (Python's default SIGTERM ends the process where it stands)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(TERMINATED_EXIT)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 @contextmanager
 def running_marker(folder: Path, stage: str, every: float = SAMPLE_SECONDS) -> Iterator[PeakMemory]:
     """Keep ``running.json`` up to date while the block runs; remove it afterwards. The peak
@@ -136,7 +161,8 @@ def running_marker(folder: Path, stage: str, every: float = SAMPLE_SECONDS) -> I
     sampler = threading.Thread(target=sample, name=f"rss-{stage}", daemon=True)
     sampler.start()
     try:
-        yield peak
+        with sigterm_unwinds():
+            yield peak
     finally:
         stop.set()
         sampler.join()

@@ -130,3 +130,37 @@ def test_freed_heap_pages_go_back_before_the_next_stage() -> None:
     assert held - trimmed > 150 * 2**20  # ~250 MB were freed; most of it goes back
     assert freed - trimmed > 100 * 2**20  # and it was still resident before the trim
     assert len(keep) == 8_000
+
+
+STOPPABLE = """
+import sys, time
+from pathlib import Path
+from site_agent.pipeline.running import running_marker
+with running_marker(Path(sys.argv[1]), "adapt", every=0.05):
+    print("running", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_run_stopped_by_sigterm_leaves_no_marker_and_no_false_kill_report(
+    tmp_path: Path,
+) -> None:
+    """``kill PID`` (SIGTERM) unwinds the stage: exit 143, no marker, so the next run does not
+    report an out-of-memory kill that never happened."""
+    import signal
+
+    from site_agent.pipeline.running import TERMINATED_EXIT
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", STOPPABLE, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "running"
+        assert (tmp_path / RUNNING_FILE).is_file()
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=30) == TERMINATED_EXIT == 143
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert not (tmp_path / RUNNING_FILE).exists()
+    assert killed_marker(tmp_path) is None
