@@ -79,3 +79,12 @@ def cpu_bf16_supported() -> bool:
     return _supported(
         ("AMX", "AVX-512 BF16"), ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
     )
+
+
+NVIDIA_DRIVER = (Path("/proc/driver/nvidia/version"), Path("/dev/nvidia0"))
+
+
+def cuda_driver_present(paths: tuple[Path, ...] = NVIDIA_DRIVER) -> bool:
+    """Whether an NVIDIA driver is loaded: the pre-flight's guess at CUDA without importing
+    torch (``validate`` loads no ML framework); the stages themselves ask torch."""
+    return any(path.exists() for path in paths)

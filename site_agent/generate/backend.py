@@ -146,15 +146,12 @@ def planned_engine(requested: str, device: str) -> str:
     """The engine ``[generation] backend = requested`` resolves to on this machine for an
     adapter with the full output vocabulary (``device``: ``[site] device``); what the recipe
     asks before it restricts the vocabulary. An unusable request is returned as given (the
-    pre-flight's backend check names it)."""
-    from shared.cpu_features import cpu_features
+    pre-flight's backend check names it). Imports no ML framework (the pre-flight runs in
+    ``validate``): CUDA is guessed from the NVIDIA driver."""
+    from shared.cpu_features import cpu_features, cuda_driver_present
     from site_agent.generate.engine_rule import cpu_engine
 
-    cuda = False
-    if device != "cpu":
-        import torch
-
-        cuda = torch.cuda.is_available()
+    cuda = device == "cuda" or (device == "auto" and cuda_driver_present())
     cpu_choice, _why = cpu_engine(cpu_features(), installed_engines(), restricted=False)
     try:
         return choose_backend(cuda, vllm_importable(), requested, cpu_choice)

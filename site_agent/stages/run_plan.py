@@ -18,6 +18,7 @@ from ner.recipe import corpus_recipe
 from protocol import Corpus
 from protocol.base import ProtocolModel
 from shared.atomic import atomic_write_text
+from shared.cpu_features import cpu_features, cuda_driver_present
 from shared.errors import ConfigError
 from shared.ner_tokens import split_words
 from shared.records import read_record_file
@@ -96,13 +97,14 @@ def _annotator_seconds(chunks: float, config: SiteConfig) -> tuple[float, float]
 
 
 def annotator_bf16(config: SiteConfig) -> bool:
-    """Whether the annotator stages will run under bf16 autocast here (``ner.loop``)."""
-    import torch
-
-    from ner.loop import resolve_bf16
-
-    cuda = config.device != "cpu" and torch.cuda.is_available()
-    return resolve_bf16(config.annotator.training.bf16, torch.device("cuda" if cuda else "cpu"))
+    """Whether the annotator stages will run under bf16 autocast here, as ``ner.loop``'s
+    ``resolve_bf16`` decides it, read without importing torch: the setting, else a CUDA
+    machine (an NVIDIA driver), else a CPU with AVX-512 BF16 or AMX (its cpuinfo flags)."""
+    if config.annotator.training.bf16 is not None:
+        return config.annotator.training.bf16
+    if config.device == "cuda" or (config.device == "auto" and cuda_driver_present()):
+        return True
+    return cpu_features().bf16_native
 
 
 def _infer_seconds(chunks: float, config: SiteConfig) -> float:

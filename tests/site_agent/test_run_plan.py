@@ -147,3 +147,14 @@ def test_the_plan_is_kept_and_the_summary_sets_estimates_beside_measurements(
     assert f"1.3 (est. {adapt.peak_gb:.1f})" in row
     skipped = next(line for line in out.getvalue().splitlines() if "split" in line)
     assert "est." not in skipped  # a skipped stage measured nothing this run
+
+
+def test_the_preflight_reads_cuda_and_bf16_without_torch(tmp_path: Path) -> None:
+    from shared.cpu_features import cuda_driver_present
+    from site_agent.stages.run_plan import annotator_bf16
+
+    assert not cuda_driver_present((tmp_path / "version",))
+    (tmp_path / "version").write_text("NVRM version: 1")
+    assert cuda_driver_present((tmp_path / "missing", tmp_path / "version"))
+    assert annotator_bf16(_config(device="cuda")) is True
+    assert annotator_bf16(_config(device="cuda", annotator={"training": {"bf16": False}})) is False
