@@ -81,19 +81,29 @@ def memory_limit(config: SiteConfig, machine: Machine) -> float:
     return config.run.memory_share * machine.memory_gb
 
 
-def _annotator_seconds(chunks: float, config: SiteConfig) -> tuple[float, float]:
-    """(seconds, peak GB) of training the annotator recipe on ``chunks`` chunks."""
+def _planned_epochs(chunks: float, config: SiteConfig) -> int:
+    """Epochs the recipe gives ``chunks`` training chunks whose PHI statistics are not known
+    yet (the synthetic corpus): ``epochs``, more where that stays under ``min_steps``."""
     training = config.annotator.training
     per_epoch = max(1, math.ceil(chunks / training.batch_size))
-    epochs = training.epochs
-    if epochs * per_epoch < training.min_steps:
-        epochs = min(training.max_epochs, math.ceil(training.min_steps / per_epoch))
+    if training.epochs * per_epoch < training.min_steps:
+        return min(training.max_epochs, math.ceil(training.min_steps / per_epoch))
+    return training.epochs
+
+
+def _annotator_seconds(
+    passes: float, epochs: int, config: SiteConfig, validation_chunks: float = 0.0
+) -> tuple[float, float]:
+    """(seconds, peak GB) of ``passes`` chunk training passes over ``epochs`` epochs, scoring
+    ``validation_chunks`` after every epoch (the stage keeps the best epoch). No early stop
+    is assumed: the estimate is an upper bound where validation F1 stops improving."""
     bf16 = annotator_bf16(config)
     peak = ANNOTATOR_GB[bf16]
     factor = 1 / BF16_TRAIN_SPEEDUP if bf16 else 1.0
     if "minilm" in config.annotator.base_model:
         factor, peak = factor * MINILM_FACTOR, max(peak, 4.2)
-    return LOAD_S + chunks * epochs * TRAIN_S_PER_CHUNK * factor, peak
+    validation = epochs * _infer_seconds(validation_chunks, config)
+    return LOAD_S + passes * TRAIN_S_PER_CHUNK * factor + validation, peak
 
 
 def annotator_bf16(config: SiteConfig) -> bool:
@@ -132,27 +142,37 @@ def _planned_notes(n_train: int, config: SiteConfig, n_prompts: int) -> int:
 
 
 def _estimates(
-    train: Corpus, config: SiteConfig, recipe: GeneratorRecipe, budget: GenerationBudget
+    train: Corpus,
+    config: SiteConfig,
+    recipe: GeneratorRecipe,
+    budget: GenerationBudget,
+    n_validation: int,
 ) -> list[StageEstimate]:
     cost, _ = generator_cost(config.adapt.base_model, recipe.vocabulary)
     ner = corpus_recipe(train, config.annotator.training)
-    gold_s, annotator_gb = _annotator_seconds(ner.chunks, config)
+    val_chunks = ner.chunks * n_validation / max(1, len(train))  # chunks per note as train's
+    gold_s, annotator_gb = _annotator_seconds(
+        ner.chunks_per_epoch * ner.epochs, ner.epochs, config, val_chunks
+    )
     words_per_token = _words_per_token(train, cost)
     new_tokens = budget.max_new_tokens or _new_tokens(train, config, cost)
     syn_chunks = budget.notes * _chunks_per_note(
         train, cost, new_tokens, words_per_token, config.annotator.training.chunk_words
     )
-    syn_s, _ = _annotator_seconds(syn_chunks, config)
+    syn_epochs = _planned_epochs(syn_chunks, config)
+    syn_s, _ = _annotator_seconds(syn_chunks * syn_epochs, syn_epochs, config, val_chunks)
     test_chunks = (
         ner.chunks * config.split.test_fraction / max(0.01, 1 - config.split.test_fraction)
     )
-    annotator = "e5-small/MiniLM fine-tuning s per chunk (benchmarks/experiment_estimate.py)"
+    annotator = "e5-small/MiniLM s per chunk (benchmarks/annotator.py, no early stop)"
     return [
         StageEstimate(stage="split", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
         StageEstimate(stage="pseudonymise", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
         StageEstimate(
             stage="annotator", hours=_h(gold_s + _infer_seconds(test_chunks, config)),
-            peak_gb=annotator_gb, basis=f"{ner.chunks} chunks x the recipe's epochs; {annotator}",
+            peak_gb=annotator_gb,
+            basis=f"{ner.chunks_per_epoch} chunks x {ner.epochs} epochs, scored after each; "
+            f"{annotator}",
         ),
         StageEstimate(
             stage="adapt", hours=_h(LOAD_S) + recipe.adapt_hours, peak_gb=recipe.peak_memory_gb,
@@ -230,7 +250,9 @@ def plan_run(config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int
     )  # fmt: skip
     if config.run.time_budget is not None:
         others = sum(
-            s.hours for s in _estimates(train, config, recipe, fixed) if s.stage != "generate"
+            s.hours
+            for s in _estimates(train, config, recipe, fixed, n_prompts)
+            if s.stage != "generate"
         )
         hours_left = max(0.0, config.run.time_budget - others)
     given = tuple(config.generation.model_fields_set)
@@ -238,7 +260,7 @@ def plan_run(config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int
         n_train, notes, config.generation.amount, new_tokens, config.generation.max_new_tokens,
         cost, hours_left, given, _note_tokens(train, cost), config.generation.batch_size,
     )  # fmt: skip
-    stages = tuple(_estimates(train, config, recipe, budget))
+    stages = tuple(_estimates(train, config, recipe, budget, n_prompts))
     return RunPlan(
         machine=machine, memory_limit_gb=round(limit, 1), generator=recipe, generation=budget,
         stages=stages,

@@ -158,3 +158,21 @@ def test_the_preflight_reads_cuda_and_bf16_without_torch(tmp_path: Path) -> None
     assert cuda_driver_present((tmp_path / "missing", tmp_path / "version"))
     assert annotator_bf16(_config(device="cuda")) is True
     assert annotator_bf16(_config(device="cuda", annotator={"training": {"bf16": False}})) is False
+
+
+def test_the_gold_annotator_is_priced_with_its_validation_pass_after_every_epoch() -> None:
+    from ner.recipe import corpus_recipe
+    from site_agent.stages.run_plan import INFER_S_PER_CHUNK
+
+    config = _config(annotator={"training": {"bf16": False}})
+    train = _train(200, 200)
+    ner = corpus_recipe(train, config.annotator.training)
+    hours = {
+        n: next(s.hours for s in plan_run(config, train, Machine(memory_gb=24), n).stages
+                if s.stage == "annotator")
+        for n in (1, 2_001)
+    }  # fmt: skip
+    # 2,000 more validation notes, as many chunks per note as the training notes, scored
+    # after each of the recipe's epochs (float32 inference)
+    extra = ner.epochs * 2_000 * ner.chunks / len(train) * INFER_S_PER_CHUNK / 3600
+    assert hours[2_001] - hours[1] == pytest.approx(extra, abs=0.011)
