@@ -28,6 +28,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ner.recipe import epochs_for
 from shared.corpus_io import read_corpus
 from site_agent.config import SiteConfig, SiteConfigError
 from site_agent.pipeline.stage import read_record
@@ -46,13 +47,8 @@ GENERATE_TOK_PER_S = 75.0  # meddocan-core: 65 notes x 128 tokens in 112-138 s, 
 
 
 def planned_epochs(chunks: float, config: SiteConfig) -> int:
-    """Epochs the annotator recipe trains ``chunks`` for: more than ``epochs`` when a small
-    corpus would stay under ``min_steps`` (up to ``max_epochs``)."""
-    training = config.annotator.training
-    per_epoch = max(1, math.ceil(chunks / training.batch_size))
-    if training.epochs * per_epoch >= training.min_steps:
-        return training.epochs
-    return min(training.max_epochs, math.ceil(training.min_steps / per_epoch))
+    """Epochs the annotator recipe trains ``chunks`` for (``ner.recipe.epochs_for``)."""
+    return epochs_for(chunks, config.annotator.training)
 
 
 def knob(run: PlannedRun, config: SiteConfig, *prefixes: str) -> tuple[Any, ...]:

@@ -124,18 +124,26 @@ def epoch_chunks(stats: PhiStatistics, ratio: float | None) -> int:
     return stats.phi_chunks + min(stats.chunks - stats.phi_chunks, round(ratio * stats.phi_chunks))
 
 
+def epochs_for(chunks_per_epoch: float, settings: AnnotatorSettings) -> int:
+    """``settings.epochs`` over ``chunks_per_epoch`` chunks, or more where that stays under
+    ``min_steps`` optimiser steps (at most ``max_epochs``)."""
+    steps_per_epoch = max(1, math.ceil(chunks_per_epoch / settings.batch_size))
+    if settings.epochs * steps_per_epoch >= settings.min_steps:
+        return settings.epochs
+    return min(settings.max_epochs, -(-settings.min_steps // steps_per_epoch))
+
+
 def resolve_recipe(stats: PhiStatistics, settings: AnnotatorSettings) -> TrainingRecipe:
     """The sampling, loss weight and step budget that ``settings`` give for ``stats``."""
     ratio, sampling = _sampling(stats, settings)
     weight, weighting = _entity_weight(stats, ratio, settings)
     per_epoch = epoch_chunks(stats, ratio)
     steps_per_epoch = max(1, -(-per_epoch // settings.batch_size))
-    epochs = settings.epochs
+    epochs = epochs_for(per_epoch, settings)
     budget = f"{settings.epochs} epochs of {steps_per_epoch} steps"
-    if epochs * steps_per_epoch < settings.min_steps:
-        wanted = -(-settings.min_steps // steps_per_epoch)
-        epochs = min(settings.max_epochs, wanted)
-        capped = f" (capped by max_epochs = {settings.max_epochs})" if wanted > epochs else ""
+    if settings.epochs * steps_per_epoch < settings.min_steps:
+        short = epochs * steps_per_epoch < settings.min_steps  # max_epochs stopped the rise
+        capped = f" (capped by max_epochs = {settings.max_epochs})" if short else ""
         budget = (
             f"{settings.epochs} epochs would give {settings.epochs * steps_per_epoch} optimiser "
             f"steps (< min_steps = {settings.min_steps}): {epochs} epochs{capped}"

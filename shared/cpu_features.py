@@ -88,3 +88,8 @@ def cuda_driver_present(paths: tuple[Path, ...] = NVIDIA_DRIVER) -> bool:
     """Whether an NVIDIA driver is loaded: the pre-flight's guess at CUDA without importing
     torch (``validate`` loads no ML framework); the stages themselves ask torch."""
     return any(path.exists() for path in paths)
+
+
+def cuda_expected(device: str) -> bool:
+    """Whether ``[site] device`` (auto | cpu | cuda) will run on CUDA, guessed without torch."""
+    return device == "cuda" or (device == "auto" and cuda_driver_present())

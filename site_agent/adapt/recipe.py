@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
 
 from pydantic import Field
 
@@ -35,7 +34,7 @@ from site_agent.adapt.cost import (
     generator_cost,
     rows_per_epoch,
 )
-from site_agent.adapt.settings import AdaptSettings
+from site_agent.adapt.settings import AdaptSettings, Vocabulary
 
 EPOCHS_BY_MODE = {"template": 2, "annotate": 2, "tagged": 2}
 """Template: measured (96 steps = about 2 epochs on 65 notes beat 192). Annotate and tagged
@@ -114,7 +113,7 @@ class GeneratorRecipe(ProtocolModel):
     epochs: int
     max_steps: int | None
     phi_window_repeat: int
-    vocabulary: Literal["full", "corpus"] = Field(
+    vocabulary: Vocabulary = Field(
         "corpus", description="output layer: the corpus's tokens or the whole vocabulary"
     )
     phi_prompt_share: float | None = Field(
@@ -189,9 +188,6 @@ def _phi_repeat(shape: CorpusShape, settings: AdaptSettings) -> tuple[int, str]:
         f"{seen} (< {SPARSE_DOCUMENT_SHARE:.0%}): PHI-bearing windows {repeat}x per epoch, so "
         "the generator sees placeholders often enough to write them"
     )
-
-
-Vocabulary = Literal["full", "corpus"]
 
 
 def choose_vocabulary(settings: AdaptSettings, engine: str) -> tuple[Vocabulary, str]:

@@ -13,6 +13,10 @@ from protocol.base import ProtocolModel
 Quantization = Literal["auto", "nf4", "none"]
 
 
+Vocabulary = Literal["full", "corpus"]
+"""The generator's output layer: every token, or the tokens the site's corpus needs."""
+
+
 class AdaptSettings(ProtocolModel):
     """LoRA/QLoRA fine-tuning of the generator as a causal language model.
 
@@ -90,7 +94,7 @@ class AdaptSettings(ProtocolModel):
             "SmolLM2 and 16% slower for Gemma 3, so not the default)"
         ),
     )
-    vocabulary: Literal["full", "corpus"] = Field(
+    vocabulary: Vocabulary = Field(
         "corpus",
         description=(
             "corpus: the output layer keeps only the tokens of the rendered training text, "

@@ -148,13 +148,12 @@ def planned_engine(requested: str, device: str) -> str:
     asks before it restricts the vocabulary. An unusable request is returned as given (the
     pre-flight's backend check names it). Imports no ML framework (the pre-flight runs in
     ``validate``): CUDA is guessed from the NVIDIA driver."""
-    from shared.cpu_features import cpu_features, cuda_driver_present
+    from shared.cpu_features import cpu_features, cuda_expected
     from site_agent.generate.engine_rule import cpu_engine
 
-    cuda = device == "cuda" or (device == "auto" and cuda_driver_present())
     cpu_choice, _why = cpu_engine(cpu_features(), installed_engines(), restricted=False)
     try:
-        return choose_backend(cuda, vllm_importable(), requested, cpu_choice)
+        return choose_backend(cuda_expected(device), vllm_importable(), requested, cpu_choice)
     except ConfigError:
         return requested
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ner.recipe import corpus_recipe
+from ner.recipe import corpus_recipe, epochs_for
 from protocol import Corpus
 from protocol.base import ProtocolModel
 from shared.atomic import atomic_write_text
-from shared.cpu_features import cpu_features, cuda_driver_present
+from shared.cpu_features import cpu_features, cuda_expected
 from shared.errors import ConfigError
 from shared.ner_tokens import split_words
 from shared.records import read_record_file
@@ -81,28 +81,17 @@ def memory_limit(config: SiteConfig, machine: Machine) -> float:
     return config.run.memory_share * machine.memory_gb
 
 
-def _planned_epochs(chunks: float, config: SiteConfig) -> int:
-    """Epochs the recipe gives ``chunks`` training chunks whose PHI statistics are not known
-    yet (the synthetic corpus): ``epochs``, more where that stays under ``min_steps``."""
-    training = config.annotator.training
-    per_epoch = max(1, math.ceil(chunks / training.batch_size))
-    if training.epochs * per_epoch < training.min_steps:
-        return min(training.max_epochs, math.ceil(training.min_steps / per_epoch))
-    return training.epochs
-
-
 def _annotator_seconds(
-    passes: float, epochs: int, config: SiteConfig, validation_chunks: float = 0.0
+    passes: float, epochs: int, base_model: str, bf16: bool, validation_chunks: float = 0.0
 ) -> tuple[float, float]:
     """(seconds, peak GB) of ``passes`` chunk training passes over ``epochs`` epochs, scoring
     ``validation_chunks`` after every epoch (the stage keeps the best epoch). No early stop
     is assumed: the estimate is an upper bound where validation F1 stops improving."""
-    bf16 = annotator_bf16(config)
     peak = ANNOTATOR_GB[bf16]
     factor = 1 / BF16_TRAIN_SPEEDUP if bf16 else 1.0
-    if "minilm" in config.annotator.base_model:
+    if "minilm" in base_model:
         factor, peak = factor * MINILM_FACTOR, max(peak, 4.2)
-    validation = epochs * _infer_seconds(validation_chunks, config)
+    validation = epochs * _infer_seconds(validation_chunks, bf16)
     return LOAD_S + passes * TRAIN_S_PER_CHUNK * factor + validation, peak
 
 
@@ -112,14 +101,11 @@ def annotator_bf16(config: SiteConfig) -> bool:
     machine (an NVIDIA driver), else a CPU with AVX-512 BF16 or AMX (its cpuinfo flags)."""
     if config.annotator.training.bf16 is not None:
         return config.annotator.training.bf16
-    if config.device == "cuda" or (config.device == "auto" and cuda_driver_present()):
-        return True
-    return cpu_features().bf16_native
+    return cuda_expected(config.device) or cpu_features().bf16_native
 
 
-def _infer_seconds(chunks: float, config: SiteConfig) -> float:
-    speedup = BF16_INFER_SPEEDUP if annotator_bf16(config) else 1.0
-    return chunks * INFER_S_PER_CHUNK / speedup
+def _infer_seconds(chunks: float, bf16: bool) -> float:
+    return chunks * INFER_S_PER_CHUNK / (BF16_INFER_SPEEDUP if bf16 else 1.0)
 
 
 def _new_tokens(train: Corpus, config: SiteConfig, cost: GeneratorCost) -> int:
@@ -150,17 +136,18 @@ def _estimates(
 ) -> list[StageEstimate]:
     cost, _ = generator_cost(config.adapt.base_model, recipe.vocabulary)
     ner = corpus_recipe(train, config.annotator.training)
+    bf16, encoder = annotator_bf16(config), config.annotator.base_model
     val_chunks = ner.chunks * n_validation / max(1, len(train))  # chunks per note as train's
     gold_s, annotator_gb = _annotator_seconds(
-        ner.chunks_per_epoch * ner.epochs, ner.epochs, config, val_chunks
+        ner.chunks_per_epoch * ner.epochs, ner.epochs, encoder, bf16, val_chunks
     )
     words_per_token = _words_per_token(train, cost)
     new_tokens = budget.max_new_tokens or _new_tokens(train, config, cost)
     syn_chunks = budget.notes * _chunks_per_note(
         train, cost, new_tokens, words_per_token, config.annotator.training.chunk_words
     )
-    syn_epochs = _planned_epochs(syn_chunks, config)
-    syn_s, _ = _annotator_seconds(syn_chunks * syn_epochs, syn_epochs, config, val_chunks)
+    syn_epochs = epochs_for(syn_chunks, config.annotator.training)  # PHI statistics unknown
+    syn_s, _ = _annotator_seconds(syn_chunks * syn_epochs, syn_epochs, encoder, bf16, val_chunks)
     test_chunks = (
         ner.chunks * config.split.test_fraction / max(0.01, 1 - config.split.test_fraction)
     )
@@ -169,7 +156,7 @@ def _estimates(
         StageEstimate(stage="split", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
         StageEstimate(stage="pseudonymise", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
         StageEstimate(
-            stage="annotator", hours=_h(gold_s + _infer_seconds(test_chunks, config)),
+            stage="annotator", hours=_h(gold_s + _infer_seconds(test_chunks, bf16)),
             peak_gb=annotator_gb,
             basis=f"{ner.chunks_per_epoch} chunks x {ner.epochs} epochs, scored after each; "
             f"{annotator}",
@@ -185,12 +172,12 @@ def _estimates(
             f"notes, {config.generation.batch_size} at a time; {cost.tokens_per_second:g} tok/s",
         ),
         StageEstimate(
-            stage="annotate", hours=_h(LOAD_S + _infer_seconds(syn_chunks, config)),
+            stage="annotate", hours=_h(LOAD_S + _infer_seconds(syn_chunks, bf16)),
             peak_gb=annotator_gb, basis="inference over the synthetic chunks",
         ),
         StageEstimate(stage="audit", hours=_h(AUDIT_S), peak_gb=AUDIT_GB, basis="audit_scale.py"),
         StageEstimate(
-            stage="train-synthetic", hours=_h(syn_s + _infer_seconds(test_chunks, config)),
+            stage="train-synthetic", hours=_h(syn_s + _infer_seconds(test_chunks, bf16)),
             peak_gb=annotator_gb, basis=f"about {syn_chunks:.0f} synthetic chunks; {annotator}",
         ),
         StageEstimate(stage="export", hours=0.0, peak_gb=SMALL_GB, basis="bundle writing"),
