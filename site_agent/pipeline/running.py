@@ -3,11 +3,14 @@
 Before a stage runs, ``running.json`` in its folder records the process (pid and start time)
 and, sampled every few seconds while it runs, the peak resident memory of the process and its
 children. A stage that ends, well or badly, removes it (a failure writes ``stage.json`` with
-its error). So a marker whose process is gone means the process died without a word, which
-on a machine short of memory is the kernel's OOM killer (exit 137): the next run says which
-stage, at how many GB and after how many minutes, and what to change. A run stopped on
-purpose (SIGTERM from ``kill``, a service manager or a scheduler; Ctrl-C) unwinds instead:
-its marker is removed, so the next run resumes without a false out-of-memory report.
+its error). So a marker whose process is gone means the process died without a word. The
+marker also holds the machine's boot time and the kernel's count of out-of-memory kills
+(``oom_kill`` in ``/proc/vmstat``) when the stage started, so the next run tells the three
+causes apart: the kernel's OOM killer (the count moved: it says at how many GB, after how many
+minutes, and what setting to change), a machine restart, or a SIGKILL from outside (a session,
+container or scheduler that ended; the count did not move, so the memory fix would be wrong).
+A run stopped with SIGTERM (``kill``, a service manager, a scheduler) or Ctrl-C unwinds
+instead: its marker is removed, so the next run resumes without a report.
 """
 
 from __future__ import annotations
@@ -43,10 +46,34 @@ class RunningMarker(ProtocolModel):
     started_at: datetime
     sampled_at: datetime
     peak_rss_gb: float
+    boot_time: float | None = None  # the machine's boot (epoch s) when the stage started
+    oom_kills: int | None = None  # the kernel's OOM-kill count then; None where unreadable
 
     @property
     def minutes(self) -> float:
         return (self.sampled_at - self.started_at).total_seconds() / 60
+
+
+def boot_time() -> float | None:
+    """When this machine booted (epoch seconds); None where unknown."""
+    try:
+        return float(psutil.boot_time())
+    except (psutil.Error, OSError, RuntimeError):
+        return None
+
+
+def oom_kills() -> int | None:
+    """How many processes the kernel's out-of-memory killer has ended since boot (Linux
+    ``/proc/vmstat``, machine-wide); None where the kernel does not say."""
+    try:
+        vmstat = Path("/proc/vmstat").read_text()
+    except OSError:
+        return None
+    for line in vmstat.splitlines():
+        name, _, value = line.partition(" ")
+        if name == "oom_kill":
+            return int(value)
+    return None
 
 
 def _rss_gb(process: psutil.Process) -> float:
@@ -139,7 +166,8 @@ def running_marker(folder: Path, stage: str, every: float = SAMPLE_SECONDS) -> I
     now = datetime.now(UTC)
     marker = RunningMarker(
         stage=stage, pid=process.pid, process_started=process.create_time(), started_at=now,
-        sampled_at=now, peak_rss_gb=round(_rss_gb(process), 2),
+        sampled_at=now, peak_rss_gb=round(_rss_gb(process), 2), boot_time=boot_time(),
+        oom_kills=oom_kills(),
     )  # fmt: skip
     peak = PeakMemory(marker.peak_rss_gb)
     folder.mkdir(parents=True, exist_ok=True)
@@ -184,11 +212,42 @@ def killed_marker(folder: Path) -> RunningMarker | None:
     return None if marker is None or _alive(marker) else marker
 
 
+RESTART_SLACK_S = 5.0  # boot times read at different moments differ by rounding
+
+
 def killed_message(marker: RunningMarker, fix: str) -> str:
-    """ "the adapt stage was killed at 23.6 GB after 31 min; fix: ..." """
+    """Why the last run of a stage died without a record, from the kernel's evidence:
+    "the adapt stage was killed at 23.6 GB after 31 min ...; fix: ..." where the OOM killer
+    fired (or nothing says otherwise), a restart or a stop from outside where it did not."""
+    ran = (
+        f"the {marker.stage} stage (pid {marker.pid}, started "
+        f"{marker.started_at:%Y-%m-%d %H:%M} UTC, last seen after {marker.minutes:.0f} min at "
+        f"{marker.peak_rss_gb:.1f} GB)"
+    )
+    booted = boot_time()
+    if (
+        marker.boot_time is not None
+        and booted is not None
+        and booted > marker.boot_time + RESTART_SLACK_S
+    ):
+        return (
+            f"{ran} ended when the machine restarted: not a memory fault; this run starts "
+            "it again from the last finished stage"
+        )
+    kills = oom_kills()
+    if marker.oom_kills is not None and kills is not None and kills == marker.oom_kills:
+        return (
+            f"{ran} was stopped from outside (SIGKILL: a session, container or scheduler "
+            "that ended), not by memory: the kernel's out-of-memory killer has not fired since "
+            "it started; this run starts it again from the last finished stage"
+        )
+    cause = (
+        "the kernel's out-of-memory killer fired while it ran"
+        if marker.oom_kills is not None and kills is not None
+        else "no record written: most likely the kernel's out-of-memory killer"
+    )
     return (
         f"the {marker.stage} stage was killed at {marker.peak_rss_gb:.1f} GB after "
         f"{marker.minutes:.0f} min (pid {marker.pid}, started "
-        f"{marker.started_at:%Y-%m-%d %H:%M} UTC, no record written: most likely the kernel's "
-        f"out-of-memory killer); fix: {fix}"
+        f"{marker.started_at:%Y-%m-%d %H:%M} UTC, {cause}); fix: {fix}"
     )

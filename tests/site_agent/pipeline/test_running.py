@@ -10,6 +10,7 @@ from io import StringIO
 from pathlib import Path
 
 import psutil
+import pytest
 from rich.console import Console
 
 from site_agent.cli.summary import summary_table
@@ -164,3 +165,70 @@ def test_a_run_stopped_by_sigterm_leaves_no_marker_and_no_false_kill_report(
             child.kill()
     assert not (tmp_path / RUNNING_FILE).exists()
     assert killed_marker(tmp_path) is None
+
+
+def _marker(**fields: object) -> RunningMarker:
+    start = datetime(2026, 11, 27, 11, 2, tzinfo=UTC)
+    base: dict[str, object] = {
+        "stage": "annotator", "pid": 11726, "process_started": 1.0, "started_at": start,
+        "sampled_at": start + timedelta(minutes=98), "peak_rss_gb": 4.83,
+    }  # fmt: skip
+    return RunningMarker.model_validate(base | fields)
+
+
+def test_the_kernels_evidence_names_the_cause(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The OOM count moved: memory, with the fix. It did not move: stopped from outside, and
+    no memory fix (it would be wrong). The machine booted since: a restart. A marker from an
+    older version (no evidence) keeps the old 'most likely' wording."""
+    from site_agent.pipeline import running
+
+    monkeypatch.setattr(running, "boot_time", lambda: 1_000.0)
+    monkeypatch.setattr(running, "oom_kills", lambda: 7)
+    fix = "lower [annotator.training] batch_size"
+
+    moved = running.killed_message(_marker(boot_time=1_000.0, oom_kills=6), fix)
+    assert "killed at 4.8 GB after 98 min" in moved
+    assert "out-of-memory killer fired while it ran" in moved and f"fix: {fix}" in moved
+
+    still = running.killed_message(_marker(boot_time=1_000.4, oom_kills=7), fix)
+    assert "stopped from outside" in still and "not by memory" in still
+    assert "fix:" not in still and "98 min at 4.8 GB" in still
+
+    rebooted = running.killed_message(_marker(boot_time=400.0, oom_kills=7), fix)
+    assert "machine restarted" in rebooted and "fix:" not in rebooted
+
+    old = running.killed_message(_marker(), fix)
+    assert "most likely the kernel's out-of-memory killer" in old and f"fix: {fix}" in old
+
+    monkeypatch.setattr(running, "oom_kills", lambda: None)  # a kernel that does not count
+    unknown = running.killed_message(_marker(boot_time=1_000.0, oom_kills=7), fix)
+    assert "most likely" in unknown and f"fix: {fix}" in unknown
+
+
+def test_a_sigkilled_stage_is_reported_as_stopped_from_outside(tmp_path: Path) -> None:
+    """A real SIGKILL (what ends a session or a container) on a machine whose kernel counts
+    OOM kills: the next run's message says it was not memory, from the kernel's own count."""
+    import signal
+
+    from site_agent.pipeline.running import killed_message, oom_kills
+
+    if oom_kills() is None:
+        pytest.skip("this kernel does not count OOM kills (/proc/vmstat oom_kill)")
+    child = subprocess.Popen(
+        [sys.executable, "-c", STOPPABLE, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "running"
+        before = oom_kills()
+        child.send_signal(signal.SIGKILL)
+        assert child.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+    marker = killed_marker(tmp_path)
+    assert marker is not None and marker.oom_kills is not None
+    message = killed_message(marker, "lower [adapt] batch_size")
+    if oom_kills() != before:  # some other process was OOM-killed meanwhile: memory is possible
+        assert "fix: lower [adapt] batch_size" in message
+    else:
+        assert "stopped from outside" in message and "fix:" not in message
