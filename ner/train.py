@@ -20,6 +20,7 @@ from ner.backbone import check_backbone, load_fast_tokenizer
 from ner.features import EncodedChunk, encode_corpus
 from ner.loop import Progress, resolve_bf16, train_epoch
 from ner.recipe import corpus_recipe
+from ner.resume import EpochCheckpoint, EpochState
 from ner.sampling import EpochSampler, tag_weights
 from ner.validate import ValidationSet, validation_metrics
 from protocol import Corpus
@@ -139,13 +140,16 @@ def train_annotator(
     settings: AnnotatorSettings | None = None,
     out_dir: Path | None = None,
     progress: Progress | None = None,
+    checkpoint_dir: Path | None = None,
 ) -> AnnotatorResult:
     """Fine-tune ``base_model`` on ``train``; keep the epoch that scores best on ``validation``.
 
     ``base_model`` is a model folder or a Hugging Face id (a registry name is resolved by the
     caller first). The recipe (sampling of PHI-free chunks, entity loss weight, epochs) follows
     the training corpus's PHI statistics (``ner.recipe``). Without a validation corpus the last
-    epoch is kept. Writes ``out_dir`` atomically.
+    epoch is kept. Writes ``out_dir`` atomically. With ``checkpoint_dir`` the state after
+    each epoch is saved there and a stopped run resumes from it (``ner.resume``); the folder
+    is removed once the model is saved.
     """
     settings = settings or AnnotatorSettings()
     if out_dir is None:
@@ -168,18 +172,30 @@ def train_annotator(
     recipe = corpus_recipe(train, settings)
     encoded_at = time.perf_counter()
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    restarts = 0
+    identity = loadable_identity(base_model)
+    checkpoint = None
+    if checkpoint_dir is not None:
+        key = [
+            config_digest(settings),
+            _corpus_ids(train, validation),
+            identity.name,
+            identity.sha256,
+            tags,
+        ]
+        checkpoint = EpochCheckpoint(checkpoint_dir, config_digest(key))
+    saved = checkpoint.load() if checkpoint is not None else None
+    restarts = saved.restarts if saved is not None else 0
     while True:  # seed 000, App. A: a run stalled on predicting only "O" is started again
         torch.manual_seed(settings.seed + restarts)
         model, new_head = _load_model(backbone, tags)
         model = _freeze(model, settings).to(device)
         run = settings.model_copy(update={"seed": settings.seed + restarts})
-        fit = _Fit(recipe, pad, new_head, budget)
+        fit = _Fit(recipe, pad, new_head, budget, checkpoint, restarts, saved)
         epochs, best_epoch = _fit(model, train_chunks, val, tags, run, fit, progress)
+        saved = None  # a restart starts from the base model
         if not stalled(epochs, best_epoch) or restarts >= settings.stall_restarts:
             break
         restarts += 1
-    identity = loadable_identity(base_model)
     record = AnnotatorRecord(
         base_model=identity.name,
         base_model_sha256=identity.sha256,
@@ -219,6 +235,8 @@ def train_annotator(
         ),
     )
     save_annotator(model, tokenizer, record, out_dir)
+    if checkpoint is not None:
+        checkpoint.discard()
     return AnnotatorResult(model_dir=out_dir, record=record)
 
 
@@ -231,12 +249,16 @@ def stalled(epochs: list[EpochRecord], best_epoch: int) -> bool:
 @dataclass(frozen=True)
 class _Fit:
     """What one training run needs besides the settings: recipe, pad id, whether the head is
-    new, and the CPU thread budget re-read before each epoch (None: threads pinned)."""
+    new, the CPU thread budget re-read before each epoch (None: threads pinned), and where
+    to save the state after each epoch (restart number, and the saved state to resume)."""
 
     recipe: TrainingRecipe
     pad: int
     new_head: bool
     budget: ThreadBudget | None = None
+    checkpoint: EpochCheckpoint | None = None
+    restarts: int = 0
+    saved: EpochState | None = None
 
 
 def _fit(
@@ -265,7 +287,12 @@ def _fit(
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None
     per_step = settings.batch_size // accumulation
     left = steps  # optimiser steps; a max_steps recipe cuts its last epoch short
-    for epoch in range(1, recipe.epochs + 1):
+    first = 1
+    if fit.saved is not None:  # resume after the saved epoch
+        fit.saved.restore(model, optimizer, scheduler, rng)
+        epochs, left, first = list(fit.saved.epochs), fit.saved.left, fit.saved.epoch + 1
+        best = (fit.saved.best_score, fit.saved.best_epoch, fit.saved.best)
+    for epoch in range(first, recipe.epochs + 1):
         threads = use_threads(fit.budget)
         t0 = time.perf_counter()
         loss = train_epoch(
@@ -296,6 +323,14 @@ def _fit(
             break
         if left <= 0:  # max_steps reached
             break
+        if fit.checkpoint is not None and epoch < recipe.epochs:
+            snapshot = EpochState(
+                epoch=epoch, restarts=fit.restarts, left=left, epochs=epochs, best_score=best[0],
+                best_epoch=best[1], model=model.state_dict(), best=best[2],
+                optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
+                python_rng=rng.getstate(), torch_rng=torch.get_rng_state(),
+            )  # fmt: skip
+            fit.checkpoint.save(snapshot)
     assert best is not None
     if best[1] != epochs[-1].epoch:
         model.load_state_dict(best[2])

@@ -61,12 +61,15 @@ def train_encoder(
     out_dir: Path,
     progress: Progress | None,
 ) -> TrainedEncoder:
-    """Fine-tune ``base_model`` (a name, folder or Hugging Face id) for NER."""
+    """Fine-tune ``base_model`` (a name, folder or Hugging Face id) for NER. The state after
+    each epoch is kept beside ``out_dir`` (``<out_dir>.resume``) until the model is saved, so
+    a stage stopped mid-training resumes after its last finished epoch."""
     from ner.train import train_annotator
 
     model = str(resolve_model(base_model, allow_fetch=True))
     bars = ProgressBars(progress)
-    result = train_annotator(train, validation, model, settings, out_dir, bars.phase)
+    resume = out_dir.with_name(f"{out_dir.name}.resume")
+    result = train_annotator(train, validation, model, settings, out_dir, bars.phase, resume)
     return TrainedEncoder(Path(result.model_dir), result.record)
 
 
