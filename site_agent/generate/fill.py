@@ -6,7 +6,8 @@ pseudonymised training notes (a date layout, a name's word count, a phone's digi
 distinct placeholders of one label taking distinct shapes where the pool allows. Then the
 site's surrogate providers (``site_agent.pseudonymise``, the same ones that pseudonymise the
 training split) replace every shape with a fresh surrogate: per locale, one per placeholder
-and note, dates moved by one shift per note. Nothing here calls the generator.
+and note, dates moved by one shift per note and written in the training notes' own date order
+(``pseudonymise.dates.corpus_month_first`` over the shapes). Nothing here calls the generator.
 
 A fresh surrogate can still equal a site identifier by chance: faker's common Spanish names
 are the names of real patients too, and the providers that made the pseudonymised copy draw
@@ -32,13 +33,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from faker import Faker
 
 from protocol import Corpus, Document, Span
 from site_agent.generate.placeholders import Template
 from site_agent.privacy.identifying import IdentifyingIndex
 from site_agent.privacy.surfaces import SurfaceMatcher
-from site_agent.pseudonymise.corpus import pseudonymise_corpus
+from site_agent.pseudonymise.dates import corpus_month_first
+from site_agent.pseudonymise.replace import surrogate_document
 from site_agent.pseudonymise.settings import PseudonymiseSettings
+from site_agent.pseudonymise.surrogates import family_for
 
 Shapes = dict[str, tuple[str, ...]]
 
@@ -146,6 +150,7 @@ def _fill_once(
     surrogates: PseudonymiseSettings,
     seed: int,
     attempt: int,
+    month_first: bool | None,
 ) -> list[FilledNote]:
     shaped: list[Document] = []
     keys: list[list[tuple[str, int]]] = []
@@ -155,8 +160,8 @@ def _fill_once(
         shaped.append(shaped_document(doc_id, template, shapes))
         keys.append([p.key for p in template.placeholders])
     fill_seed = seed + attempt * REFILL_SEED_STEP
-    settings = surrogates.model_copy(update={"mode": "surrogate", "seed": fill_seed})
-    filled = pseudonymise_corpus(Corpus(documents=tuple(shaped)), settings).corpus.documents
+    fake = Faker(surrogates.locale)  # the pseudonymise stage's providers, seeded per note
+    filled = [surrogate_document(doc, fake, fill_seed, month_first)[0] for doc in shaped]
     notes: list[FilledNote] = []
     for doc, doc_keys in zip(filled, keys, strict=True):
         made = {key: doc.surface(span) for key, span in zip(doc_keys, doc.spans, strict=True)}
@@ -181,11 +186,13 @@ def fill_templates(
     filled exactly as without them.
     """
     guard = CollisionGuard.build(forbidden, identifying)
+    dated = [shapes for label, shapes in pool.items() if family_for(label).name == "date"]
+    month_first = corpus_month_first(s for shapes in dated for s in shapes)  # None: locale's
     best: dict[str, FilledNote] = {}
     pending = list(templates)
     for attempt in range(max(1, attempts)):
         next_round = []
-        filled = guard.checked(_fill_once(pending, pool, surrogates, seed, attempt))
+        filled = guard.checked(_fill_once(pending, pool, surrogates, seed, attempt, month_first))
         for (doc_id, template), note in zip(pending, filled, strict=True):
             if doc_id not in best or note.risk < best[doc_id].risk:
                 best[doc_id] = note

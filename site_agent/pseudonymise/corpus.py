@@ -9,10 +9,12 @@ from faker import Faker
 
 from protocol import Corpus, Document
 from shared.registry import Registry
+from site_agent.pseudonymise.dates import corpus_month_first
 from site_agent.pseudonymise.filter import filter_document
 from site_agent.pseudonymise.records import SurrogateRecord
 from site_agent.pseudonymise.replace import surrogate_document
 from site_agent.pseudonymise.settings import PseudonymiseSettings
+from site_agent.pseudonymise.surrogates import family_for
 
 
 @dataclass(frozen=True)
@@ -29,12 +31,23 @@ def _none(corpus: Corpus, settings: PseudonymiseSettings) -> PseudonymiseResult:
     return PseudonymiseResult(corpus=corpus)
 
 
+def date_surfaces(corpus: Corpus) -> list[str]:
+    """The surfaces of every span whose label is of the date family."""
+    return [
+        doc.surface(span)
+        for doc in corpus.documents
+        for span in doc.spans
+        if family_for(span.label).name == "date"
+    ]
+
+
 def _surrogate(corpus: Corpus, settings: PseudonymiseSettings) -> PseudonymiseResult:
     fake = Faker(settings.locale)
+    month_first = corpus_month_first(date_surfaces(corpus))  # None: the locale's order
     docs: list[Document] = []
     records: list[SurrogateRecord] = []
     for doc in corpus.documents:
-        new, used = surrogate_document(doc, fake, settings.seed)
+        new, used = surrogate_document(doc, fake, settings.seed, month_first)
         docs.append(new)
         records.extend(used)
     return PseudonymiseResult(corpus=_rebuilt(corpus, docs), surrogates=records)

@@ -5,14 +5,17 @@ month-name token gets a role (day, month, year), the date moves by the note's sh
 every token is written back in place with its width, zero padding (as the date shows it),
 case and abbreviation: ``7/22`` stays month/day, ``19.3.`` stays day.month., ``1992`` stays
 a year, ``2016-04-02`` stays ISO and ``3 de marzo de 2016`` keeps Spanish month names. Which
-of two small numbers is the month follows the values (13 or more is a day), else the locale
-(``month_first`` for US notes). Times of day get a new time in ``providers.date``.
+of two small numbers is the month follows the values (13 or more is a day), else the
+corpus's own order (``corpus_month_first``: a UK clinic writes 13/03/2019 and never 03/13/2019,
+whatever Faker locale it set), else the locale (``month_first`` for US notes). Times of day get
+a new time in ``providers.date``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -150,6 +153,43 @@ def _order(tokens: list[str], first: int, second: int, month_first: bool) -> tup
     if b > 12 >= a:
         return first, second
     return (first, second) if month_first else (second, first)
+
+
+def _order_vote(surface: str) -> int:
+    """+1 where ``surface`` shows month-first order (03/13/2019), -1 day-first (13/03/2019),
+    0 where it cannot tell (both numbers up to 12, a month name, a time, year first as ISO)."""
+    if _TIME.fullmatch(surface.strip()):
+        return 0
+    tokens = _TOKEN.findall(surface)
+    if any(t.isalpha() and find_month(t, tuple(MONTHS)) is not None for t in tokens):
+        return 0
+    numbers = [t for t in tokens if t.isdigit()]
+    if len(numbers) < 2 or len(numbers[0]) > 2 or len(numbers[1]) > 2:
+        return 0
+    first, second = int(numbers[0]), int(numbers[1])
+    if first > 12 >= second >= 1 and first <= 31:
+        return -1
+    if second > 12 >= first >= 1 and second <= 31:
+        return 1
+    return 0
+
+
+CLEAR_ORDER_SHARE = 0.9  # the share of telling dates one order needs to be the corpus's
+
+
+def corpus_month_first(surfaces: Iterable[str]) -> bool | None:
+    """The order a corpus writes its all-number dates in, from the dates that tell (one
+    number over 12): True month-first, False day-first, None where none tell or they
+    disagree (fewer than 90% one way); then the locale decides."""
+    votes = [v for v in map(_order_vote, surfaces) if v]
+    if not votes:
+        return None
+    month_first = sum(v > 0 for v in votes) / len(votes)
+    if month_first >= CLEAR_ORDER_SHARE:
+        return True
+    if month_first <= 1 - CLEAR_ORDER_SHARE:
+        return False
+    return None
 
 
 def _full_year(text: str) -> int:

@@ -46,26 +46,28 @@ def _draw(label: str, surface: str, note: NoteContext) -> str:
     return candidate if candidate.strip() else shape_preserving(surface, note)
 
 
-def note_context(fake: Faker, rng: random.Random) -> NoteContext:
-    """The per-note draws: date and age shifts; date order and month names from the locale."""
+def note_context(fake: Faker, rng: random.Random, month_first: bool | None = None) -> NoteContext:
+    """The per-note draws: date and age shifts; month names from the locale, and the date
+    order given (the corpus's own, ``dates.corpus_month_first``) or else the locale's."""
     locale = str(fake.locales[0]) if fake.locales else "es_ES"
     return NoteContext(
         fake=fake,
         rng=rng,
         date_shift_days=rng.choice((-1, 1)) * rng.randint(MIN_SHIFT_DAYS, MAX_SHIFT_DAYS),
         age_shift_years=rng.choice((-2, -1, 1, 2)),
-        month_first=locale in MONTH_FIRST_LOCALES,
+        month_first=locale in MONTH_FIRST_LOCALES if month_first is None else month_first,
         language=locale.split("_")[0],
     )
 
 
 def surrogate_document(
-    doc: Document, fake: Faker, seed: int
+    doc: Document, fake: Faker, seed: int, month_first: bool | None = None
 ) -> tuple[Document, list[SurrogateRecord]]:
-    """The document with every span replaced, and the original -> surrogate pairs used."""
+    """The document with every span replaced, and the original -> surrogate pairs used;
+    ``month_first`` is the date order of the corpus (None: the locale's)."""
     rng = random.Random(document_seed(seed, doc.id))
     fake.seed_instance(document_seed(seed + 1, doc.id))
-    note = note_context(fake, rng)
+    note = note_context(fake, rng, month_first)
     chosen: dict[tuple[str, str], str] = {}
     records: list[SurrogateRecord] = []
     pieces: list[str] = []

@@ -20,8 +20,9 @@ class PseudonymiseSettings(ProtocolModel):
     locale: str = Field(
         "es_ES",
         description="Faker locale of the surrogates (names, places, companies); also the date "
-        "order of ambiguous dates: en_US reads 7/22 as month/day. Month names are kept in "
-        "the note's language. `site-agent init --language/--locale` writes it",
+        "order of ambiguous dates where the corpus's own dates do not tell: en_US reads 7/22 "
+        "as month/day. Month names are kept in the note's language. `site-agent init "
+        "--language/--locale` writes it",
     )
     seed: int = Field(13, description="seed of the surrogates and of canary planting")
     filter_labels: tuple[str, ...] = Field(
