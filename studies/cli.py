@@ -2,13 +2,14 @@
 
 ``deid-studies experiment FILE`` runs (or resumes) an experiment file and writes its reports;
 ``deid-studies specs`` lists the shipped experiment files; ``deid-studies meddocan-sites``
-runs the MEDDOCAN multi-site study.
+runs the MEDDOCAN multi-site study; ``deid-studies repeats --site-config site.toml`` trains a
+finished site run's final encoder again over repeats (real-only, synthetic-only, augmentation).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -67,6 +68,62 @@ def experiment(
             f"{len(failed)} run(s) failed: {failed}; see {folder / 'experiment.md'}. "
             "fix: correct the cause and run the same command again (finished runs are kept)"
         )
+
+
+@app.command()
+def repeats(
+    site_config: Annotated[
+        Path,
+        typer.Option(
+            "--site-config",
+            exists=True,
+            dir_okay=False,
+            help="The site.toml of a finished `site-agent synthesize` run.",
+        ),
+    ],
+    repeats: Annotated[int, typer.Option(min=1, help="Training repeats per regime.")] = 3,
+    regime: Annotated[
+        list[str] | None,
+        typer.Option(help="Regimes to train (repeatable; default: all three)."),
+    ] = None,
+    fraction: Annotated[
+        float, typer.Option(min=0.05, max=0.95, help="Synthetic share of the augmentation set.")
+    ] = 0.75,
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder (default: <work_dir>/repeats).")
+    ] = None,
+) -> None:
+    """Train a finished site run's final encoder again over repeats: real-only,
+    synthetic-only and augmentation, scored on its test split (resumes where it stopped)."""
+    from shared.progress import new_progress
+    from site_agent.config import load_site_config
+    from studies.final_encoder import (
+        REGIMES,
+        run_repeats,
+        site_run,
+        train_with_encoder,
+        write_report,
+    )
+
+    config = load_site_config(site_config)
+    run = site_run(config.work_dir)
+    folder = out or config.work_dir / "repeats"
+    console = Console(stderr=True)
+    annotator = config.annotator
+    with new_progress(console) as progress:
+        trainer = train_with_encoder(annotator.base_model, progress)
+
+        def said(repeat: Any, trained_now: bool) -> None:
+            how = "trained" if trained_now else "found finished"
+            f1 = repeat.evaluation.token.micro.f1
+            console.print(f"{repeat.regime} seed {repeat.seed}: {how}, token F1 {f1:.3f}")
+
+        results = run_repeats(
+            run, annotator.training, folder, trainer, repeats, regime or REGIMES, fraction,
+            progress, said,
+        )  # fmt: skip
+    _, md = write_report(run, results, folder, f"{config.site_id}: the final encoder over repeats")
+    console.print(f"report: {md}", markup=False, highlight=False)
 
 
 @app.command()

@@ -110,6 +110,77 @@ def test_rerun_skips_and_from_restarts(site: tuple[SiteConfig, Path]) -> None:
     assert [r.status for r in runs] == ["skipped"] * 6 + ["ran"] * 3
 
 
+def _toml_ready(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _toml_ready(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_toml_ready(v) for v in value]
+    return value
+
+
+def test_the_final_encoder_is_trained_again_over_repeats_from_the_console_script(
+    site: tuple[SiteConfig, Path], tmp_path: Path
+) -> None:
+    """``deid-studies repeats`` on the finished run: three regimes x two seeds, each scored on
+    the run's test split, the summary computed from the per-repeat evaluations (paired by
+    seed), no weights kept; run again, every repeat is found finished, none trained."""
+    import subprocess
+
+    import tomli_w
+
+    from protocol.evaluation import EvaluationReport
+
+    config, _ = site
+    site_toml = tmp_path / "site.toml"
+    site_toml.write_text(tomli_w.dumps(_toml_ready(config.model_dump(mode="json"))))  # type: ignore[arg-type]
+    out = tmp_path / "repeats"
+    command = ["deid-studies", "repeats", "--site-config", str(site_toml), "--repeats", "2"]
+    done = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr.count(": trained, token F1") == 6
+    table = json.loads((out / "repeats.json").read_text())
+    seed = config.annotator.training.seed
+    assert set(table["regimes"]) == {"real-only", "synthetic-only", "augmentation"}
+    f1: dict[str, dict[int, float]] = {}
+    for regime, row in table["regimes"].items():
+        assert row["seeds"] == [seed, seed + 1] and row["token_f1"]["n"] == 2
+        for s in row["seeds"]:
+            folder = out / regime / f"seed-{s}"
+            report = EvaluationReport.model_validate_json((folder / "evaluation.json").read_text())
+            f1.setdefault(regime, {})[s] = report.token.micro.f1
+            assert not (folder / "model").exists() and not (folder / "model.resume").exists()
+        assert row["token_f1"]["mean"] == pytest.approx(sum(f1[regime].values()) / 2)
+    assert table["regimes"]["real-only"]["n_synthetic"] == 0
+    assert table["regimes"]["synthetic-only"]["n_real"] == 0
+    aug = table["regimes"]["augmentation"]
+    assert aug["n_real"] == table["regimes"]["real-only"]["n_real"] and aug["n_synthetic"] > 0
+    paired = [f1["augmentation"][s] - f1["real-only"][s] for s in (seed, seed + 1)]
+    assert aug["token_f1_minus_real_only"]["values"] == pytest.approx(paired)
+    assert "audit_passed" in table["privacy"]
+    assert "| synthetic-only | 2 |" in (out / "repeats.md").read_text()
+
+    again = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stderr.count(": found finished") == 6 and ": trained" not in again.stderr
+
+
+def test_repeats_of_an_unfinished_run_exit_2_naming_the_command(tmp_path: Path) -> None:
+    import subprocess
+
+    site_toml = tmp_path / "site.toml"
+    work = tmp_path / "work"
+    site_toml.write_text(f'site_id = "x"\nwork_dir = "{work}"\n[corpus]\npath = "c.jsonl"\n')
+    done = subprocess.run(
+        ["deid-studies", "repeats", "--site-config", str(site_toml)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert "the split stage has not completed" in done.stderr
+    assert "site-agent synthesize" in done.stderr
+    assert not (work / "repeats").exists()
+
+
 def test_the_probe_of_issue_11_cannot_export_the_training_split(
     site: tuple[SiteConfig, Path],
 ) -> None:

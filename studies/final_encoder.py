@@ -1,0 +1,327 @@
+"""A finished site run's final encoder, trained again over repeats under three regimes.
+
+``site-agent synthesize`` trains one synthetic annotator with one seed. Whether synthetic
+notes can stand in for real ones needs the spread over training repeats, beside the encoder
+trained on the real notes and the one trained on both:
+
+- ``real-only``: the real training split, validated on the real validation split (the gold
+  annotator's recipe with another seed);
+- ``synthetic-only``: every note the privacy audit kept, validated on a share of them, so
+  nothing real shapes the model (the site pipeline's own train-synthetic stage);
+- ``augmentation``: every real note plus audited synthetic ones making up
+  ``synthetic_fraction`` of the set (0.75: the best point of the 100-note augmentation sweep,
+  docs/results.md), validated on the real validation split.
+
+Repeat ``k`` trains with the annotator's seed + ``k``; every regime uses the same seeds, so
+the differences are paired. Each model is scored on the run's test split
+(``shared.metrics.evaluate``: token F1 by seqeval, exact and overlap span F1, document leakage,
+per-label recall); the weights are not kept. Every finished (regime, repeat) is written as
+it ends and not trained again; a stopped training resumes after its last epoch
+(``ner.resume``). The privacy figures are the run's own audit's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.progress import Progress
+
+from protocol import Corpus
+from protocol.annotator import AnnotatorSettings
+from protocol.audit import AuditReport
+from protocol.evaluation import EvaluationReport
+from shared.atomic import atomic_write_text
+from shared.corpus_io import read_corpus
+from shared.errors import UsageError
+from shared.metrics.repeats import RepeatSummary, summarise_repeats
+from shared.provenance import config_digest
+from shared.records import read_record_file
+from studies.results import privacy_figures, utility
+from studies.spec import Condition
+from studies.training_sets import Pools, training_set
+
+REGIMES = ("real-only", "synthetic-only", "augmentation")
+AUGMENTATION_FRACTION = 0.75
+REFERENCE = "real-only"
+HEADLINES = ("token_f1", "exact_f1", "overlap_f1", "leakage_rate")
+
+
+@dataclass(frozen=True)
+class SiteRun:
+    """The files of a finished site run that the repeats read."""
+
+    train: Path
+    validation: Path
+    test: Path
+    synthetic: Path
+    audit: Path
+
+
+def site_run(work_dir: Path) -> SiteRun:
+    """The split and audit of the finished run in ``work_dir``; a UsageError naming the
+    missing stage and the command that makes it otherwise."""
+    from site_agent.stages.pipeline import stage_artifact
+
+    wanted = {
+        "train": ("split", "train"),
+        "validation": ("split", "validation"),
+        "test": ("split", "test"),
+        "synthetic": ("audit", "corpus"),
+        "audit": ("audit", "report"),
+    }
+    found: dict[str, Path] = {}
+    for field, (stage, artifact) in wanted.items():
+        path = stage_artifact(work_dir, stage, artifact)
+        if path is None or not path.exists():
+            raise UsageError(
+                f"{work_dir}: the {stage} stage has not completed (no {artifact}); fix: run "
+                "`site-agent synthesize --site-config <the same site.toml>` to its end first"
+            )
+        found[field] = path
+    return SiteRun(**found)
+
+
+def conditions(n_train: int, n_synthetic: int, fraction: float) -> dict[str, Condition]:
+    """The three regimes; synthetic-only takes every audited note."""
+    return {
+        "real-only": Condition(regime="real-only"),
+        "synthetic-only": Condition(
+            regime="synthetic-only", synthetic_amount=max(n_synthetic, 1) / max(n_train, 1)
+        ),
+        "augmentation": Condition(regime="augmentation", synthetic_fraction=fraction),
+    }
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """One trained and scored model."""
+
+    regime: str
+    seed: int
+    evaluation: EvaluationReport
+    n_real: int
+    n_synthetic: int
+
+
+Trainer = Callable[[Corpus, Corpus, AnnotatorSettings, Path], Path]
+"""(train, validation, settings, out_dir) -> the trained model's folder."""
+
+
+def _train_and_score(
+    train: Corpus, validation: Corpus, test: Corpus, settings: AnnotatorSettings,
+    folder: Path, trainer: Trainer, progress: Progress | None,
+) -> EvaluationReport:  # fmt: skip
+    import shutil
+
+    from shared.metrics import evaluate
+    from site_agent.annotator.encoder import annotate_corpus
+    from site_agent.stages.train_synthetic import without_spans
+
+    model = trainer(train, validation, settings, folder / "model")
+    report: EvaluationReport = evaluate(test, annotate_corpus(model, without_spans(test), progress))
+    shutil.rmtree(model, ignore_errors=True)  # the evaluation is the result (~0.5 GB a model)
+    return report
+
+
+def run_repeats(
+    run: SiteRun,
+    settings: AnnotatorSettings,
+    out: Path,
+    trainer: Trainer,
+    repeats: int = 3,
+    regimes: Sequence[str] = REGIMES,
+    fraction: float = AUGMENTATION_FRACTION,
+    progress: Progress | None = None,
+    on_repeat: Callable[[Repeat, bool], None] | None = None,
+) -> list[Repeat]:
+    """Train and score every (regime, repeat) not already in ``out``; all of them back.
+    ``on_repeat(repeat, trained_now)`` is told of each, trained now or found finished."""
+    from site_agent.stages.train_synthetic import synthetic_train_validation
+
+    unknown = sorted(set(regimes) - set(REGIMES))
+    if unknown:
+        raise UsageError(f"unknown regime(s) {unknown}; fix: choose from {list(REGIMES)}")
+    real, synthetic = read_corpus(run.train), read_corpus(run.synthetic)
+    real_validation, test = read_corpus(run.validation), read_corpus(run.test)
+    inputs = [config_digest(c) for c in (real, synthetic, real_validation, test)]
+    made = conditions(len(real), len(synthetic), fraction)
+    results = []
+    for regime in regimes:
+        for k in range(repeats):
+            seeded = settings.model_copy(update={"seed": settings.seed + k})
+            folder = out / regime / f"seed-{seeded.seed}"
+            key = config_digest([regime, fraction, config_digest(seeded), inputs])
+            done = _finished(folder, key)
+            trained_now = done is None
+            if done is None:
+                pools = Pools(
+                    real=real, synthetic=synthetic, n_train_split=len(real), seed=seeded.seed,
+                    chunk_words=seeded.chunk_words, batch_size=seeded.batch_size,
+                    epochs=seeded.epochs,
+                )  # fmt: skip
+                built = training_set(pools, made[regime])
+                if built.n_real == 0:  # nothing real may shape a synthetic-only model
+                    train, validation = synthetic_train_validation(built.corpus, seeded.seed)
+                else:
+                    train, validation = built.corpus, real_validation
+                report = _train_and_score(
+                    train, validation, test, seeded, folder, trainer, progress
+                )
+                done = Repeat(regime, seeded.seed, report, built.n_real, built.n_synthetic)
+                _write(folder, key, done)
+            results.append(done)
+            if on_repeat is not None:
+                on_repeat(done, trained_now)
+    return results
+
+
+EVALUATION_FILE = "evaluation.json"
+TRAINED_FILE = "trained.json"
+
+
+def _write(folder: Path, key: str, repeat: Repeat) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(folder / EVALUATION_FILE, repeat.evaluation.model_dump_json(indent=2))
+    meta = {"key": key, "regime": repeat.regime, "seed": repeat.seed}
+    meta |= {"n_real": repeat.n_real, "n_synthetic": repeat.n_synthetic}
+    atomic_write_text(folder / TRAINED_FILE, json.dumps(meta, indent=2))  # written last
+
+
+def _finished(folder: Path, key: str) -> Repeat | None:
+    """The repeat saved in ``folder`` for exactly these inputs and settings; None otherwise."""
+    try:
+        meta = json.loads((folder / TRAINED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    report = read_record_file(EvaluationReport, folder / EVALUATION_FILE)
+    if not isinstance(meta, dict) or meta.get("key") != key or report is None:
+        return None
+    return Repeat(meta["regime"], meta["seed"], report, meta["n_real"], meta["n_synthetic"])
+
+
+def summary(
+    results: Sequence[Repeat], audit: AuditReport | None = None, seed: int = 0
+) -> dict[str, Any]:
+    """Per regime: each headline's mean, SD and 95% bootstrap CI over the repeats, per-label
+    overlap recall; against real-only: the ratio of mean token F1 and the paired
+    differences (same seed) of token F1 and document leakage; the audit's figures."""
+    by_regime: dict[str, list[Repeat]] = {}
+    for repeat in results:
+        by_regime.setdefault(repeat.regime, []).append(repeat)
+    out: dict[str, Any] = {"regimes": {}}
+    for regime, runs in by_regime.items():
+        figures = [utility(r.evaluation) for r in runs]
+        labels = sorted({lab for r in runs for lab in r.evaluation.overlap.per_label})
+        out["regimes"][regime] = {
+            "repeats": len(runs),
+            "seeds": [r.seed for r in runs],
+            "n_real": runs[0].n_real,
+            "n_synthetic": runs[0].n_synthetic,
+            **{
+                name: summarise_repeats([f[name] for f in figures], seed=seed).model_dump()
+                for name in HEADLINES
+            },
+            "per_label_recall": {label: _mean_recall(runs, label) for label in labels},
+        }
+    reference = {r.seed: utility(r.evaluation) for r in by_regime.get(REFERENCE, [])}
+    for regime, runs in by_regime.items():
+        if regime == REFERENCE or not reference:
+            continue
+        paired = [(utility(r.evaluation), reference[r.seed]) for r in runs if r.seed in reference]
+        if not paired:
+            continue
+        row = out["regimes"][regime]
+        row["token_f1_share_of_real_only"] = (
+            row["token_f1"]["mean"] / out["regimes"][REFERENCE]["token_f1"]["mean"]
+        )
+        for name in ("token_f1", "leakage_rate"):
+            diffs = [mine[name] - theirs[name] for mine, theirs in paired]
+            row[f"{name}_minus_real_only"] = summarise_repeats(diffs, seed=seed).model_dump()
+    if audit is not None:
+        out["privacy"] = privacy_figures(audit)
+    return out
+
+
+def _mean_recall(runs: Sequence[Repeat], label: str) -> float:
+    values = [
+        r.evaluation.overlap.per_label[label].recall
+        for r in runs
+        if label in r.evaluation.overlap.per_label
+    ]
+    return sum(values) / len(values)
+
+
+def _cell(stats: dict[str, Any]) -> str:
+    s = RepeatSummary.model_validate(stats)
+    return f"{s.mean:.3f} ± {s.sd:.3f} [{s.low:.3f}, {s.high:.3f}]"
+
+
+def markdown(table: dict[str, Any], title: str) -> str:
+    """The summary as a Markdown report: one row per regime, then per-label recall."""
+    regimes = table["regimes"]
+    lines = [
+        f"# {title}",
+        "",
+        "Mean ± SD over training repeats [95% bootstrap CI of the mean].",
+        "",
+    ]
+    lines += ["| regime | repeats | real / synthetic notes | " + " | ".join(HEADLINES) + " |"]
+    lines += ["|---" * (3 + len(HEADLINES)) + "|"]
+    for regime, row in regimes.items():
+        cells = [_cell(row[name]) for name in HEADLINES]
+        sizes = f"{row['n_real']} / {row['n_synthetic']}"
+        lines.append(f"| {regime} | {row['repeats']} | {sizes} | " + " | ".join(cells) + " |")
+    paired = [(r, row) for r, row in regimes.items() if "token_f1_minus_real_only" in row]
+    if paired:
+        lines += ["", f"Against {REFERENCE} (same seeds, paired):", ""]
+        for regime, row in paired:
+            lines.append(
+                f"- {regime}: token F1 at {row['token_f1_share_of_real_only']:.1%} of "
+                f"{REFERENCE}; token F1 difference {_cell(row['token_f1_minus_real_only'])}; "
+                f"document leakage difference {_cell(row['leakage_rate_minus_real_only'])}"
+            )
+    labels = sorted({lab for row in regimes.values() for lab in row["per_label_recall"]})
+    if labels:
+        lines += ["", "Per-label overlap recall (mean over repeats):", ""]
+        lines += ["| label | " + " | ".join(regimes) + " |", "|---" * (1 + len(regimes)) + "|"]
+        for label in labels:
+            cells = [
+                f"{row['per_label_recall'][label]:.3f}" if label in row["per_label_recall"] else "-"
+                for row in regimes.values()
+            ]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    privacy = table.get("privacy")
+    if privacy:
+        lines += ["", "The run's privacy audit (the audited corpus):", ""]
+        lines += [f"- {name}: {value:g}" for name, value in sorted(privacy.items())]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(
+    run: SiteRun, results: Sequence[Repeat], out: Path, title: str
+) -> tuple[Path, Path]:
+    """``repeats.json`` and ``repeats.md`` in ``out``, written atomically."""
+    audit = read_record_file(AuditReport, run.audit)
+    table = summary(results, audit)
+    table["inputs"] = {k: str(v) for k, v in vars(run).items()}
+    json_path, md_path = out / "repeats.json", out / "repeats.md"
+    atomic_write_text(json_path, json.dumps(table, indent=2) + "\n")
+    atomic_write_text(md_path, markdown(table, title))
+    return json_path, md_path
+
+
+def train_with_encoder(base_model: str, progress: Progress | None) -> Trainer:
+    """The site pipeline's trainer (``train_encoder``): registry names, per-epoch resume."""
+    from site_agent.annotator.encoder import train_encoder
+
+    def train(
+        corpus: Corpus, validation: Corpus, settings: AnnotatorSettings, out_dir: Path
+    ) -> Path:
+        trained = train_encoder(corpus, validation, base_model, settings, out_dir, progress)
+        return trained.model_dir
+
+    return train
