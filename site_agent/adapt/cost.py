@@ -29,7 +29,7 @@ class GeneratorCost:
     seconds_per_step: float  # one optimiser step at 4 x 256 tokens
     characters_per_row: float  # characters of MEDDOCAN text per packed 256-token row
     tokens_per_second: float  # batch-row tokens per second sampling 8 rows (top-p), no load
-    generate_gb: float  # peak RSS of sampling
+    generate_gb: float  # peak RSS of the generate stage in the pipeline (model, sampling, fill)
     source: str
     corpus_seconds_per_step: float  # the same two with [adapt] vocabulary = "corpus"
     corpus_tokens_per_second: float
@@ -44,11 +44,12 @@ SMOLLM2 = GeneratorCost(
     seconds_per_step=2.96,
     characters_per_row=338_755 / 514,
     tokens_per_second=259.3,
-    generate_gb=0.8,
+    generate_gb=1.9,
     source="benchmarks/README.md adapt.py (4 x 256: 4.0 GB, 514 rows from 120 MEDDOCAN "
     "notes); 23.6 GB at 16 x 512 (issue 29); generator.py on an idle AMD EPYC, 2026-11-27: "
     "LoRA 2.96 s/step (2.31 with the corpus vocabulary), top-p at batch 8 259.3 tok/s (318.2), "
-    "0.8 GB",
+    "0.8 GB for sampling alone; the generate stage in the pipeline 1.89-1.92 GB "
+    "(stage_memory.py, 2026-11-27)",
     corpus_seconds_per_step=2.31,
     corpus_tokens_per_second=318.2,
 )
@@ -62,10 +63,11 @@ GEMMA3 = GeneratorCost(
     seconds_per_step=6.30,
     characters_per_row=338_755 / 376,
     tokens_per_second=165.2,
-    generate_gb=1.4,
+    generate_gb=4.3,
     source="benchmarks/README.md adapt.py (4 x 256: 6.7 GB, 376 rows from 120 MEDDOCAN "
     "notes); generator.py on an idle AMD EPYC, 2026-11-27: LoRA 6.30 s/step (2.22 with the "
-    "corpus vocabulary), top-p at batch 8 165.2 tok/s (319.9), 1.4 GB",
+    "corpus vocabulary), top-p at batch 8 165.2 tok/s (319.9), 1.4 GB for sampling alone; the "
+    "generate stage in the pipeline 3.87-4.25 GB (stage_memory.py, 2026-11-27)",
     corpus_seconds_per_step=2.22,
     corpus_tokens_per_second=319.9,
 )
