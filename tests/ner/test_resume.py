@@ -45,6 +45,19 @@ def _counting(monkeypatch: pytest.MonkeyPatch, stop_at: int | None = None) -> li
     return trained
 
 
+def _stopped_during(
+    epoch: int, corpora: tuple[Corpus, Corpus], encoder_dir: Path, out: Path
+) -> None:
+    """Train with checkpoints beside ``out`` and die while validating ``epoch``."""
+    from ner.train import train_annotator
+
+    resume = out.with_name(f"{out.name}.r")
+    with pytest.MonkeyPatch.context() as patch:
+        _counting(patch, stop_at=epoch)
+        with pytest.raises(Stopped):
+            train_annotator(*corpora, encoder_dir, FAST, out, checkpoint_dir=resume)
+
+
 def test_a_run_stopped_after_two_epochs_resumes_to_the_same_weights(
     pattern_corpora: tuple[Corpus, Corpus], encoder_dir: Path, tmp_path: Path
 ) -> None:
@@ -60,13 +73,7 @@ def test_a_run_stopped_after_two_epochs_resumes_to_the_same_weights(
     assert len(unbroken_epochs) == FAST.epochs == 4
     assert not (tmp_path / "a.r").exists()  # removed once the model is saved
 
-    with pytest.MonkeyPatch.context() as patch:
-        _counting(patch, stop_at=3)
-        with pytest.raises(Stopped):
-            train_annotator(
-                train, validation, encoder_dir, FAST, tmp_path / "b",
-                checkpoint_dir=tmp_path / "b.r",
-            )  # fmt: skip
+    _stopped_during(3, pattern_corpora, encoder_dir, tmp_path / "b")
     assert (tmp_path / "b.r" / STATE_FILE).is_file() and not (tmp_path / "b").exists()
     saved = torch.load(tmp_path / "b.r" / STATE_FILE, weights_only=True)
     assert saved["epoch"] == 2  # epoch 3 died before its checkpoint
@@ -94,13 +101,7 @@ def test_a_checkpoint_of_other_settings_is_set_aside(
     from ner.train import train_annotator
 
     train, validation = pattern_corpora
-    with pytest.MonkeyPatch.context() as patch:
-        _counting(patch, stop_at=2)
-        with pytest.raises(Stopped):
-            train_annotator(
-                train, validation, encoder_dir, FAST, tmp_path / "m",
-                checkpoint_dir=tmp_path / "m.r",
-            )  # fmt: skip
+    _stopped_during(2, pattern_corpora, encoder_dir, tmp_path / "m")
     assert (tmp_path / "m.r").is_dir()
     other = FAST.model_copy(update={"seed": FAST.seed + 1})
     with pytest.MonkeyPatch.context() as patch:
