@@ -97,8 +97,10 @@ def repeats(
     synthetic-only and augmentation, scored on its test split (resumes where it stopped)."""
     from shared.progress import new_progress
     from site_agent.config import load_site_config
+    from site_agent.stages.run_plan import training_hours
     from studies.final_encoder import (
         REGIMES,
+        plan_repeats,
         run_repeats,
         site_run,
         train_with_encoder,
@@ -110,6 +112,20 @@ def repeats(
     folder = out or config.work_dir / "repeats"
     console = Console(stderr=True)
     annotator = config.annotator
+    planned, test = plan_repeats(
+        run, annotator.training, folder, repeats, regime or REGIMES, fraction
+    )
+    pending = [p for p in planned if p.finished is None]
+    hours = sum(
+        training_hours(p.train, len(p.validation), len(test), config)
+        for p in pending
+        if p.train is not None and p.validation is not None
+    )
+    console.print(
+        f"{len(pending)} of {len(planned)} trainings to run, about {hours:.1f} h on this "
+        "machine (the pre-flight's unit costs; an estimate)",
+        markup=False, highlight=False,
+    )  # fmt: skip
     with new_progress(console) as progress:
         trainer = train_with_encoder(annotator.base_model, progress)
 
@@ -118,10 +134,7 @@ def repeats(
             f1 = repeat.evaluation.token.micro.f1
             console.print(f"{repeat.regime} seed {repeat.seed}: {how}, token F1 {f1:.3f}")
 
-        results = run_repeats(
-            run, annotator.training, folder, trainer, repeats, regime or REGIMES, fraction,
-            progress, said,
-        )  # fmt: skip
+        results = run_repeats(planned, test, trainer, progress, said)
     _, md = write_report(run, results, folder, f"{config.site_id}: the final encoder over repeats")
     console.print(f"report: {md}", markup=False, highlight=False)
 

@@ -127,19 +127,32 @@ def _train_and_score(
     return report
 
 
-def run_repeats(
+@dataclass(frozen=True)
+class Planned:
+    """One (regime, repeat): its seeded settings, folder, key and training and validation sets
+    (the sets are drawn only for repeats not finished yet)."""
+
+    regime: str
+    settings: AnnotatorSettings
+    folder: Path
+    key: str
+    finished: Repeat | None
+    train: Corpus | None = None
+    validation: Corpus | None = None
+    n_real: int = 0
+    n_synthetic: int = 0
+
+
+def plan_repeats(
     run: SiteRun,
     settings: AnnotatorSettings,
     out: Path,
-    trainer: Trainer,
     repeats: int = 3,
     regimes: Sequence[str] = REGIMES,
     fraction: float = AUGMENTATION_FRACTION,
-    progress: Progress | None = None,
-    on_repeat: Callable[[Repeat, bool], None] | None = None,
-) -> list[Repeat]:
-    """Train and score every (regime, repeat) not already in ``out``; all of them back.
-    ``on_repeat(repeat, trained_now)`` is told of each, trained now or found finished."""
+) -> tuple[list[Planned], Corpus]:
+    """Every (regime, repeat) in order, finished ones read back from ``out``; and the test
+    split they are scored on."""
     from site_agent.stages.train_synthetic import synthetic_train_validation
 
     unknown = sorted(set(regimes) - set(REGIMES))
@@ -149,33 +162,53 @@ def run_repeats(
     real_validation, test = read_corpus(run.validation), read_corpus(run.test)
     inputs = [config_digest(c) for c in (real, synthetic, real_validation, test)]
     made = conditions(len(real), len(synthetic), fraction)
-    results = []
+    planned = []
     for regime in regimes:
         for k in range(repeats):
             seeded = settings.model_copy(update={"seed": settings.seed + k})
             folder = out / regime / f"seed-{seeded.seed}"
             key = config_digest([regime, fraction, config_digest(seeded), inputs])
             done = _finished(folder, key)
-            trained_now = done is None
-            if done is None:
-                pools = Pools(
-                    real=real, synthetic=synthetic, n_train_split=len(real), seed=seeded.seed,
-                    chunk_words=seeded.chunk_words, batch_size=seeded.batch_size,
-                    epochs=seeded.epochs,
-                )  # fmt: skip
-                built = training_set(pools, made[regime])
-                if built.n_real == 0:  # nothing real may shape a synthetic-only model
-                    train, validation = synthetic_train_validation(built.corpus, seeded.seed)
-                else:
-                    train, validation = built.corpus, real_validation
-                report = _train_and_score(
-                    train, validation, test, seeded, folder, trainer, progress
-                )
-                done = Repeat(regime, seeded.seed, report, built.n_real, built.n_synthetic)
-                _write(folder, key, done)
-            results.append(done)
-            if on_repeat is not None:
-                on_repeat(done, trained_now)
+            if done is not None:
+                planned.append(Planned(regime, seeded, folder, key, done))
+                continue
+            pools = Pools(
+                real=real, synthetic=synthetic, n_train_split=len(real), seed=seeded.seed,
+                chunk_words=seeded.chunk_words, batch_size=seeded.batch_size,
+                epochs=seeded.epochs,
+            )  # fmt: skip
+            built = training_set(pools, made[regime])
+            if built.n_real == 0:  # nothing real may shape a synthetic-only model
+                train, validation = synthetic_train_validation(built.corpus, seeded.seed)
+            else:
+                train, validation = built.corpus, real_validation
+            sizes = {"n_real": built.n_real, "n_synthetic": built.n_synthetic}
+            planned.append(Planned(regime, seeded, folder, key, None, train, validation, **sizes))
+    return planned, test
+
+
+def run_repeats(
+    planned: Sequence[Planned],
+    test: Corpus,
+    trainer: Trainer,
+    progress: Progress | None = None,
+    on_repeat: Callable[[Repeat, bool], None] | None = None,
+) -> list[Repeat]:
+    """Train and score every planned repeat not finished yet; all of them back.
+    ``on_repeat(repeat, trained_now)`` is told of each, trained now or found finished."""
+    results = []
+    for plan in planned:
+        done = plan.finished
+        if done is None:
+            assert plan.train is not None and plan.validation is not None
+            report = _train_and_score(
+                plan.train, plan.validation, test, plan.settings, plan.folder, trainer, progress
+            )
+            done = Repeat(plan.regime, plan.settings.seed, report, plan.n_real, plan.n_synthetic)
+            _write(plan.folder, plan.key, done)
+        results.append(done)
+        if on_repeat is not None:
+            on_repeat(done, plan.finished is None)
     return results
 
 

@@ -103,13 +103,13 @@ def run_preflight(config: SiteConfig, machine: Machine | None = None) -> RunPlan
     """The generator recipe and the per-stage estimate for the training split ``config``'s
     split stage will write, on ``machine`` (this one by default); None when the corpus cannot
     be read yet (the pipeline's own checks then report it)."""
-    from site_agent.stages.split import training_split
+    from site_agent.stages.split import split_sizes
 
     try:
-        train = training_split(config)
+        train, n_validation, n_test = split_sizes(config)
     except ToolkitError:
         return None
-    return plan_run(config, train, machine or this_machine())
+    return plan_run(config, train, machine or this_machine(), n_validation, n_test)
 
 
 def training_preflight(config: SiteConfig) -> PreflightReport | None:

@@ -105,6 +105,20 @@ def annotator_bf16(config: SiteConfig) -> bool:
     return cuda_expected(config.device) or cpu_features().bf16_native
 
 
+def training_hours(train: Corpus, n_validation: float, n_test: float, config: SiteConfig) -> float:
+    """Estimated hours to train this site's annotator on ``train`` with its recipe, scoring
+    ``n_validation`` notes after every epoch, then annotate ``n_test`` notes, on this machine
+    (the pre-flight's unit costs; an upper bound where early stopping ends it sooner)."""
+    ner = corpus_recipe(train, config.annotator.training)
+    bf16 = annotator_bf16(config)
+    per_note = ner.chunks / max(1, len(train))
+    seconds, _ = _annotator_seconds(
+        ner.chunks_per_epoch * ner.epochs, ner.epochs, config.annotator.base_model, bf16,
+        per_note * n_validation,
+    )  # fmt: skip
+    return _h(seconds + _infer_seconds(per_note * n_test, bf16))
+
+
 def _infer_seconds(chunks: float, bf16: bool) -> float:
     return chunks * INFER_S_PER_CHUNK / (BF16_INFER_SPEEDUP if bf16 else 1.0)
 
@@ -134,14 +148,13 @@ def _estimates(
     recipe: GeneratorRecipe,
     budget: GenerationBudget,
     n_validation: int,
+    n_test: float = 0,
 ) -> list[StageEstimate]:
     cost, _ = generator_cost(config.adapt.base_model, recipe.vocabulary)
     ner = corpus_recipe(train, config.annotator.training)
     bf16, encoder = annotator_bf16(config), config.annotator.base_model
     val_chunks = ner.chunks * n_validation / max(1, len(train))  # chunks per note as train's
-    gold_s, annotator_gb = _annotator_seconds(
-        ner.chunks_per_epoch * ner.epochs, ner.epochs, encoder, bf16, val_chunks
-    )
+    _, annotator_gb = _annotator_seconds(0, 0, encoder, bf16)
     words_per_token = _words_per_token(train, cost)
     new_tokens = budget.max_new_tokens or _new_tokens(train, config, cost)
     syn_chunks = budget.notes * _chunks_per_note(
@@ -149,15 +162,15 @@ def _estimates(
     )
     syn_epochs = epochs_for(syn_chunks, config.annotator.training)  # PHI statistics unknown
     syn_s, _ = _annotator_seconds(syn_chunks * syn_epochs, syn_epochs, encoder, bf16, val_chunks)
-    test_chunks = (
-        ner.chunks * config.split.test_fraction / max(0.01, 1 - config.split.test_fraction)
-    )
+    fraction = config.split.test_fraction
+    n_test = n_test or len(train) * fraction / max(0.01, 1 - fraction)
+    test_chunks = ner.chunks * n_test / max(1, len(train))
     annotator = "e5-small/MiniLM s per chunk (benchmarks/annotator.py, no early stop)"
     return [
         StageEstimate(stage="split", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
         StageEstimate(stage="pseudonymise", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
         StageEstimate(
-            stage="annotator", hours=_h(gold_s + _infer_seconds(test_chunks, bf16)),
+            stage="annotator", hours=training_hours(train, n_validation, n_test, config),
             peak_gb=annotator_gb,
             basis=f"{ner.chunks_per_epoch} chunks x {ner.epochs} epochs, scored after each; "
             f"{annotator}",
@@ -218,11 +231,14 @@ def generation_engine(config: SiteConfig) -> str:
     return planned_engine(config.generation.backend, config.device)
 
 
-def plan_run(config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int = 0) -> RunPlan:
+def plan_run(
+    config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int = 0, n_test: int = 0
+) -> RunPlan:
     """The recipe and the estimate for ``train`` (the training split) on ``machine``.
 
-    ``n_prompts`` (validation notes) matters only with ``samples_per_prompt``; 0 counts the
-    validation notes the split will hold."""
+    ``n_prompts`` (validation notes: scored after every annotator epoch, and the prompts of
+    ``samples_per_prompt``) and ``n_test`` (test notes, annotated once by each annotator):
+    0 counts what the split fractions would give."""
     limit = memory_limit(config, machine)
     recipe = resolve_generator_recipe(
         corpus_shape(train), config.adapt, config.generation.mode, machine, limit,
@@ -241,7 +257,7 @@ def plan_run(config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int
     if config.run.time_budget is not None:
         others = sum(
             s.hours
-            for s in _estimates(train, config, recipe, fixed, n_prompts)
+            for s in _estimates(train, config, recipe, fixed, n_prompts, n_test)
             if s.stage != "generate"
         )
         hours_left = max(0.0, config.run.time_budget - others)
@@ -250,7 +266,7 @@ def plan_run(config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int
         n_train, notes, config.generation.amount, new_tokens, config.generation.max_new_tokens,
         cost, hours_left, given, _note_tokens(train, cost), config.generation.batch_size,
     )  # fmt: skip
-    stages = tuple(_estimates(train, config, recipe, budget, n_prompts))
+    stages = tuple(_estimates(train, config, recipe, budget, n_prompts, n_test))
     return RunPlan(
         machine=machine, memory_limit_gb=round(limit, 1), generator=recipe, generation=budget,
         stages=stages,

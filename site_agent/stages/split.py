@@ -67,6 +67,18 @@ def training_split(config: SiteConfig) -> Corpus:
     return split_gold(config.corpus, config.split)[0]["train"]
 
 
+def split_sizes(config: SiteConfig) -> tuple[Corpus, int, int]:
+    """The training split, and how many notes the validation and test splits will hold (the
+    site's own files where it gives them), as the split stage will write them."""
+    parts, _ = split_gold(config.corpus, config.split)
+    corpus = config.corpus
+    sizes = {
+        name: len(read_corpus(path, corpus.format)) if path is not None else len(parts[name])
+        for name, path in (("validation", corpus.validation_path), ("test", corpus.test_path))
+    }
+    return parts["train"], sizes["validation"], sizes["test"]
+
+
 def run(corpus: CorpusSettings, settings: SplitSettings, out_dir: Path) -> SplitFiles:
     """Write ``train.jsonl``, ``validation.jsonl``, ``test.jsonl``; say if grouped by source."""
     parts, grouped = split_gold(corpus, settings)

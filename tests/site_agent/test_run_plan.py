@@ -4,11 +4,12 @@ trains, a config that will not fit in memory, naming the setting to change."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from protocol import Corpus, Document, Span
-from shared.corpus_io import write_corpus
+from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import ConfigError
 from site_agent.adapt.recipe import Machine
 from site_agent.config import build_site_config
@@ -34,7 +35,7 @@ def _train(notes: int, with_phi: int) -> Corpus:
     return Corpus(documents=tuple(docs))
 
 
-def _config(**tables: dict):
+def _config(**tables: Any):
     return build_site_config({"site_id": "h", "corpus": {"path": "c.jsonl"}, **tables})
 
 
@@ -176,3 +177,39 @@ def test_the_gold_annotator_is_priced_with_its_validation_pass_after_every_epoch
     # after each of the recipe's epochs (float32 inference)
     extra = ner.epochs * 2_000 * ner.chunks / len(train) * INFER_S_PER_CHUNK / 3600
     assert hours[2_001] - hours[1] == pytest.approx(extra, abs=0.011)
+
+
+def test_the_preflight_prices_the_sites_own_validation_and_test_files(tmp_path: Path) -> None:
+    """Given ``validation_path`` and ``test_path``, the annotator is priced at their sizes
+    (full MEDDOCAN: 250 and 250 notes, not the 50 and 167 its split fractions would give)."""
+    from site_agent.stages.preflight import run_preflight
+    from site_agent.stages.run_plan import RunPlan
+
+    def annotator_hours(plan: RunPlan) -> float:
+        return next(s.hours for s in plan.stages if s.stage == "annotator")
+
+    def renamed(corpus: Corpus, prefix: str) -> Corpus:
+        docs = tuple(d.model_copy(update={"id": f"{prefix}{d.id}"}) for d in corpus.documents)
+        return Corpus(documents=docs)
+
+    files = {"train": _train(200, 200), "dev": _train(2_000, 2_000), "test": _train(300, 300)}
+    for name, corpus in files.items():
+        write_corpus(renamed(corpus, name), tmp_path / f"{name}.jsonl")
+    machine = Machine(memory_gb=24, cores=2)
+    bf16_off = {"training": {"bf16": False}}
+    alone = _config(corpus={"path": str(tmp_path / "train.jsonl")}, annotator=bf16_off)
+    given = _config(
+        corpus={
+            "path": str(tmp_path / "train.jsonl"),
+            "validation_path": str(tmp_path / "dev.jsonl"),
+            "test_path": str(tmp_path / "test.jsonl"),
+        },
+        annotator=bf16_off,
+    )
+    plan_alone, plan_given = run_preflight(alone, machine), run_preflight(given, machine)
+    assert plan_alone is not None and plan_given is not None
+    train = read_corpus(tmp_path / "train.jsonl")  # all of it trains: no share split off
+    expected = plan_run(given, train, machine, 2_000, 300)
+    assert annotator_hours(plan_given) == annotator_hours(expected)
+    assert annotator_hours(plan_given) > annotator_hours(plan_run(given, train, machine)) + 0.01
+    assert annotator_hours(plan_given) > annotator_hours(plan_alone) + 0.01
