@@ -138,6 +138,7 @@ def test_the_final_encoder_is_trained_again_over_repeats_from_the_console_script
     done = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stderr.count(": trained, token F1") == 6
+    assert "6 of 6 trainings to run, about" in done.stderr  # the estimate, before training
     table = json.loads((out / "repeats.json").read_text())
     seed = config.annotator.training.seed
     assert set(table["regimes"]) == {"real-only", "synthetic-only", "augmentation"}
@@ -162,6 +163,7 @@ def test_the_final_encoder_is_trained_again_over_repeats_from_the_console_script
     again = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True)
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stderr.count(": found finished") == 6 and ": trained" not in again.stderr
+    assert "0 of 6 trainings to run" in again.stderr
 
 
 def test_repeats_of_an_unfinished_run_exit_2_naming_the_command(tmp_path: Path) -> None:
