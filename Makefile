@@ -11,9 +11,10 @@ demo: install
 	site-agent demo-sites --out runs/demo-sites
 	coordinator demo --sites runs/demo-sites --out runs/federation-demo
 
-# MEDDOCAN split by journal into three sites with different label schemes. The measured study
-# (README): 120 cases per site, about 1.5 h on 2 cores; MEDDOCAN_SITES_ARGS= keeps all 1,000
-# cases (hours).
+# MEDDOCAN split by journal into three sites with different label schemes, each site on the
+# product's defaults. The study in the README (2026-11-25, 120 cases per site, hand-set CPU
+# settings then) took about 1.5 h on 2 cores; MEDDOCAN_SITES_ARGS= keeps all 1,000 cases
+# (many hours on 2 cores: each site prints its pre-flight estimate first).
 MEDDOCAN_SITES_ARGS ?= --max-cases 120
 
 meddocan-sites:

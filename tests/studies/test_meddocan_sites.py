@@ -101,3 +101,34 @@ def test_meddocan_is_dealt_to_three_sites_of_similar_size(
         corpus, _ = study.site_corpus(site, members[:50])
         assert all(isinstance(d, Document) for d in corpus.documents)
         assert all(isinstance(s, Span) for d in corpus.documents for s in d.spans)
+
+
+@pytest.mark.parametrize("adapt_steps", [None, 8])
+def test_each_site_runs_on_the_product_defaults(
+    study: ModuleType, tmp_path: Path, adapt_steps: int | None
+) -> None:
+    """The written site.toml sets the study's split, gate and cores, and nothing of the
+    recipes: the site config it loads into equals the defaults there (template mode, recipe
+    budgets), unless ``--adapt-steps`` asks for a shorter LoRA run."""
+    import argparse
+
+    from site_agent.config import build_site_config, load_site_config
+
+    args = argparse.Namespace(threads=1, adapt_steps=adapt_steps, min_validation_recall=0.3)
+    cases = [_case(i, "J1", (NAME,)) for i in range(4)]
+    corpus, mapping = study.site_corpus("hospital-full", cases)
+    config = load_site_config(study.write_site(tmp_path, "hospital-full", corpus, mapping, args))
+    default = build_site_config(
+        {"site_id": "hospital-full", "language": "es", "corpus": {"path": "c"}}
+    )
+    assert config.generation.mode == "template"
+    assert config.generation.model_dump(exclude={"cpu_threads"}) == default.generation.model_dump(
+        exclude={"cpu_threads"}
+    )
+    assert config.annotator.base_model == default.annotator.base_model
+    assert config.adapt.base_model == default.adapt.base_model
+    training = config.annotator.training.model_dump(exclude={"num_threads"})
+    assert training == default.annotator.training.model_dump(exclude={"num_threads"})
+    assert config.adapt.max_steps == adapt_steps
+    adapt = config.adapt.model_dump(exclude={"cpu_threads", "max_steps"})
+    assert adapt == default.adapt.model_dump(exclude={"cpu_threads", "max_steps"})
