@@ -33,6 +33,8 @@ class GeneratorCost:
     source: str
     corpus_seconds_per_step: float  # the same two with [adapt] vocabulary = "corpus"
     corpus_tokens_per_second: float
+    context_slowdown: float = 0.0  # extra time per row-token, per token of context beyond the
+    # rate's measurement (128 new tokens): a step attends over everything written so far
 
 
 _SMOL_SLOPE = (23.6 - 4.0) / (16 * 512 - 4 * 256)
@@ -52,6 +54,9 @@ SMOLLM2 = GeneratorCost(
     "(stage_memory.py, 2026-11-27)",
     corpus_seconds_per_step=2.31,
     corpus_tokens_per_second=318.2,
+    # generator.py, corpus vocabulary, top-p, batch 8, idle, 2026-11-27 14:34: 278.5 tok/s at
+    # 128 new tokens, 208.8 at 1024 (1.334x the time per token over 448 more tokens of context)
+    context_slowdown=(278.5 / 208.8 - 1) / 448,
 )
 
 _GEMMA_SLOPE = _SMOL_SLOPE * 6.7 / 4.0
@@ -70,11 +75,34 @@ GEMMA3 = GeneratorCost(
     "generate stage in the pipeline 3.87-4.25 GB (stage_memory.py, 2026-11-27)",
     corpus_seconds_per_step=2.22,
     corpus_tokens_per_second=319.9,
+    # generator.py, corpus vocabulary, top-p, batch 8, idle, 2026-11-27 14:32: 329.5 tok/s at
+    # 128 new tokens, 252.5 at 1024 (the full MEDDOCAN run's generate stage ran 44% over an
+    # estimate without it)
+    context_slowdown=(329.5 / 252.5 - 1) / 448,
 )
 
 MEASURED_ROWS = 4
 MEASURED_TOKENS = 256
 """Every measured experiment adapted on 4 rows of 256 tokens per optimiser step."""
+MEASURED_NEW_TOKENS = 128
+"""The sampling rates were measured generating 128 new tokens per row."""
+
+
+def row_seconds(tokens: float, cost: GeneratorCost) -> float:
+    """Seconds one row of a generation batch takes for ``tokens`` new tokens: the measured
+    rate, each token slower by ``context_slowdown`` per token of context beyond the
+    measurement's average (half of its 128 new tokens)."""
+    slowdown = 1 + cost.context_slowdown * (tokens - MEASURED_NEW_TOKENS) / 2
+    return tokens * slowdown / cost.tokens_per_second
+
+
+def tokens_in_seconds(seconds: float, cost: GeneratorCost) -> float:
+    """The new tokens one row can write in ``seconds`` (``row_seconds`` solved for them)."""
+    k, budget = cost.context_slowdown, seconds * cost.tokens_per_second
+    linear = 1 - k * MEASURED_NEW_TOKENS / 2
+    if k <= 0:
+        return budget / linear
+    return (-linear + (linear**2 + 2 * k * budget) ** 0.5) / k
 
 
 def generator_cost(base_model: str, vocabulary: str = "full") -> tuple[GeneratorCost, str]:

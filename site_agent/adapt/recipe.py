@@ -19,7 +19,7 @@ carries one reason, recorded in ``adapt.json`` and printed by the pre-flight.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import Field
 
@@ -32,7 +32,9 @@ from site_agent.adapt.cost import (
     adapt_peak_gb,
     adapt_seconds,
     generator_cost,
+    row_seconds,
     rows_per_epoch,
+    tokens_in_seconds,
 )
 from site_agent.adapt.settings import AdaptSettings, Vocabulary
 
@@ -312,18 +314,24 @@ class GenerationBudget(ProtocolModel):
     reasons: tuple[str, ...]
 
 
-def batch_row_tokens(lengths: Sequence[float], cap: int, batch: int) -> float:
-    """Expected tokens one row of a generation batch runs for: a batch runs until its longest
-    note ends, so each of its ``batch`` rows costs the longest of ``batch`` notes drawn from
-    ``lengths`` (the real notes, in generator tokens), each cut at ``cap``. With sorted
-    lengths l_1 <= ... <= l_n, the longest of b draws is at most l_k with probability
-    (k/n)^b. ``cap`` when no lengths are known (every note runs to the cap)."""
+def batch_row_tokens(
+    lengths: Sequence[float],
+    cap: int,
+    batch: int,
+    value: Callable[[float], float] = float,
+) -> float:
+    """Expected tokens one row of a generation batch runs for (or the expected ``value`` of
+    them): a batch runs until its longest note ends, so each of its ``batch`` rows costs the
+    longest of ``batch`` notes drawn from ``lengths`` (the real notes, in generator tokens),
+    each cut at ``cap``. With sorted lengths l_1 <= ... <= l_n, the longest of b draws is at
+    most l_k with probability (k/n)^b. ``cap`` when no lengths are known (every note runs to
+    the cap)."""
     if not lengths:
-        return float(cap)
+        return value(float(cap))
     capped = sorted(min(float(length), cap) for length in lengths)
     n = len(capped)
     return sum(
-        length * ((k / n) ** batch - ((k - 1) / n) ** batch)
+        value(length) * ((k / n) ** batch - ((k - 1) / n) ** batch)
         for k, length in enumerate(capped, start=1)
     )
 
@@ -347,8 +355,11 @@ def generation_budget(
     the real notes' ``lengths`` at ``new_tokens``, ``batch`` notes at a time (``new_tokens``
     itself without lengths); a shorter cap is solved for as if every note reached it."""
 
+    def note_seconds(tokens: int) -> float:  # a row runs as long as its batch's longest note
+        return batch_row_tokens(lengths, tokens, batch, lambda t: row_seconds(t, cost))
+
     def hours(n: int, tokens: int) -> float:
-        return n * batch_row_tokens(lengths, tokens, batch) / cost.tokens_per_second / 3600
+        return n * note_seconds(tokens) / 3600
 
     per_note = batch_row_tokens(lengths, new_tokens, batch)
     planned = hours(notes, new_tokens)
@@ -363,13 +374,13 @@ def generation_budget(
         )  # fmt: skip
     reasons = []
     if planned > hours_left and "amount" not in given and amount is not None:
-        affordable = hours_left * 3600 * cost.tokens_per_second / per_note
+        affordable = hours_left * 3600 / note_seconds(new_tokens)
         fewer = max(n_train, min(notes, math.floor(affordable)))
         if fewer < notes:
             amount, notes = round(fewer / max(1, n_train), 3), fewer
             reasons.append(f"time budget: {notes} notes ({amount:g} per training note)")
     if hours(notes, new_tokens) > hours_left and "max_new_tokens" not in given:
-        shorter = max(50, math.floor(hours_left * 3600 * cost.tokens_per_second / notes))
+        shorter = max(50, math.floor(tokens_in_seconds(hours_left * 3600 / notes, cost)))
         if shorter < new_tokens:
             new_tokens = max_new_tokens = shorter
             reasons.append(f"time budget: at most {new_tokens} new tokens per note")

@@ -120,7 +120,7 @@ def test_dense_corpus_gets_no_phi_prompts() -> None:
 # (hours left, amount given) -> (notes, amount, new tokens); 100 training notes, 400 planned
 # notes of 500 new tokens at 75 tok/s = 0.74 h (a fixed rate, so the hand-worked values do not
 # move when the generator's measured rate does)
-AT_75 = replace(GEMMA3, tokens_per_second=75.0)
+AT_75 = replace(GEMMA3, tokens_per_second=75.0, context_slowdown=0.0)
 BUDGETS = [
     (None, (), (400, 4.0, None)),
     (1.0, (), (400, 4.0, None)),  # fits
@@ -158,6 +158,35 @@ def test_batch_row_tokens_is_the_expected_longest_note_of_a_batch(
     draws = list(itertools.product(lengths, repeat=batch))
     expected = sum(min(max(d), cap) for d in draws) / len(draws)
     assert batch_row_tokens(lengths, cap, batch) == pytest.approx(expected)
+
+
+def test_long_notes_are_priced_slower_per_token_as_their_context_grows() -> None:
+    """Hand-worked: 100 tok/s measured at 128 new tokens, 0.1% slower per token of context.
+    A 1,128-token note's tokens attend over 564 tokens on average, 500 more than the
+    measurement's 64: 1,128 x 1.5 / 100 = 16.92 s; the budget solves that back to 1,128."""
+    from site_agent.adapt.cost import row_seconds, tokens_in_seconds
+
+    cost = replace(GEMMA3, tokens_per_second=100.0, context_slowdown=1e-3)
+    assert row_seconds(128, cost) == pytest.approx(1.28)  # the measurement itself
+    assert row_seconds(1_128, cost) == pytest.approx(16.92)
+    assert tokens_in_seconds(16.92, cost) == pytest.approx(1_128)
+    budget = generation_budget(100, 400, 4.0, 2_000, None, cost, None, (), [1_128.0] * 10, 8)
+    assert budget.generate_hours == pytest.approx(400 * 16.92 / 3600, abs=0.005)
+    flat = replace(cost, context_slowdown=0.0)
+    assert tokens_in_seconds(row_seconds(700, flat), flat) == pytest.approx(700)
+    # a time budget that affords 1,128-token notes for 100 notes cuts them there
+    cut = generation_budget(100, 100, 1.0, 2_000, None, cost, 100 * 16.92 / 3600, ("amount",))
+    assert cut.max_new_tokens in (1_127, 1_128)  # floored
+
+
+def test_the_measured_generators_slow_with_context_as_measured() -> None:
+    """generator.py at batch 8: Gemma 3 329.5 -> 252.5 tok/s, SmolLM2 278.5 -> 208.8 tok/s
+    from 128 to 1,024 new tokens; the cost model gives those ratios back."""
+    from site_agent.adapt.cost import SMOLLM2, row_seconds
+
+    for cost, ratio in ((GEMMA3, 329.5 / 252.5), (SMOLLM2, 278.5 / 208.8)):
+        per_token = row_seconds(1_024, cost) / 1_024 / (row_seconds(128, cost) / 128)
+        assert per_token == pytest.approx(ratio)
 
 
 def test_without_lengths_every_note_runs_to_the_cap() -> None:
