@@ -54,11 +54,6 @@ class EpochState:
         torch.set_rng_state(self.torch_rng)
 
 
-def _as_tuple(value: Any) -> Any:
-    """``random.Random.getstate()`` is nested tuples; a saved copy may come back as lists."""
-    return tuple(_as_tuple(v) for v in value) if isinstance(value, list | tuple) else value
-
-
 class EpochCheckpoint:
     """The checkpoint folder of one training run, keyed by ``digest`` (settings, corpora,
     base model, tags): state from another run is never resumed."""
@@ -113,7 +108,7 @@ class EpochCheckpoint:
             best=saved["best"] if saved["best"] is not None else saved["model"],
             optimizer=saved["optimizer"],
             scheduler=saved["scheduler"],
-            python_rng=_as_tuple(saved["python_rng"]),
+            python_rng=saved["python_rng"],
             torch_rng=saved["torch_rng"],
         )
 
