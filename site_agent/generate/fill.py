@@ -33,14 +33,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from faker import Faker
 
 from protocol import Corpus, Document, Span
 from site_agent.generate.placeholders import Template
 from site_agent.privacy.identifying import IdentifyingIndex
 from site_agent.privacy.surfaces import SurfaceMatcher
+from site_agent.pseudonymise.corpus import surrogate_corpus
 from site_agent.pseudonymise.dates import corpus_month_first
-from site_agent.pseudonymise.replace import surrogate_document
 from site_agent.pseudonymise.settings import PseudonymiseSettings
 from site_agent.pseudonymise.surrogates import family_for
 
@@ -159,9 +158,9 @@ def _fill_once(
         shapes = _shapes_for(template, pool, random.Random(rng_key))
         shaped.append(shaped_document(doc_id, template, shapes))
         keys.append([p.key for p in template.placeholders])
-    fill_seed = seed + attempt * REFILL_SEED_STEP
-    fake = Faker(surrogates.locale)  # the pseudonymise stage's providers, seeded per note
-    filled = [surrogate_document(doc, fake, fill_seed, month_first)[0] for doc in shaped]
+    settings = surrogates.model_copy(update={"seed": seed + attempt * REFILL_SEED_STEP})
+    shaped_corpus = Corpus(documents=tuple(shaped))
+    filled = surrogate_corpus(shaped_corpus, settings, month_first).corpus.documents
     notes: list[FilledNote] = []
     for doc, doc_keys in zip(filled, keys, strict=True):
         made = {key: doc.surface(span) for key, span in zip(doc_keys, doc.spans, strict=True)}

@@ -42,8 +42,15 @@ def date_surfaces(corpus: Corpus) -> list[str]:
 
 
 def _surrogate(corpus: Corpus, settings: PseudonymiseSettings) -> PseudonymiseResult:
+    return surrogate_corpus(corpus, settings, corpus_month_first(date_surfaces(corpus)))
+
+
+def surrogate_corpus(
+    corpus: Corpus, settings: PseudonymiseSettings, month_first: bool | None
+) -> PseudonymiseResult:
+    """Every span replaced by a surrogate of ``settings.locale``, seeded per note from
+    ``settings.seed``; ``month_first`` is the date order (None: the locale's)."""
     fake = Faker(settings.locale)
-    month_first = corpus_month_first(date_surfaces(corpus))  # None: the locale's order
     docs: list[Document] = []
     records: list[SurrogateRecord] = []
     for doc in corpus.documents:
