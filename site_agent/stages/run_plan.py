@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ner.recipe import corpus_recipe, epochs_for
 from protocol import Corpus
+from protocol.annotator import TrainingRecipe
 from protocol.base import ProtocolModel
 from shared.atomic import atomic_write_text
 from shared.cpu_features import cpu_features, cuda_expected
@@ -82,18 +83,23 @@ def memory_limit(config: SiteConfig, machine: Machine) -> float:
     return config.run.memory_share * machine.memory_gb
 
 
+def _annotator_gb(base_model: str, bf16: bool) -> float:
+    """Peak GB of an annotator stage (MiniLM is priced at no less than its measured 4.2)."""
+    peak = ANNOTATOR_GB[bf16]
+    return max(peak, 4.2) if "minilm" in base_model else peak
+
+
 def _annotator_seconds(
     passes: float, epochs: int, base_model: str, bf16: bool, validation_chunks: float = 0.0
-) -> tuple[float, float]:
-    """(seconds, peak GB) of ``passes`` chunk training passes over ``epochs`` epochs, scoring
+) -> float:
+    """Seconds of ``passes`` chunk training passes over ``epochs`` epochs, scoring
     ``validation_chunks`` after every epoch (the stage keeps the best epoch). No early stop
     is assumed: the estimate is an upper bound where validation F1 stops improving."""
-    peak = ANNOTATOR_GB[bf16]
     factor = 1 / BF16_TRAIN_SPEEDUP if bf16 else 1.0
     if "minilm" in base_model:
-        factor, peak = factor * MINILM_FACTOR, max(peak, 4.2)
+        factor *= MINILM_FACTOR
     validation = epochs * _infer_seconds(validation_chunks, bf16)
-    return LOAD_S + passes * TRAIN_S_PER_CHUNK * factor + validation, peak
+    return LOAD_S + passes * TRAIN_S_PER_CHUNK * factor + validation
 
 
 def annotator_bf16(config: SiteConfig) -> bool:
@@ -109,12 +115,18 @@ def training_hours(train: Corpus, n_validation: float, n_test: float, config: Si
     """Estimated hours to train this site's annotator on ``train`` with its recipe, scoring
     ``n_validation`` notes after every epoch, then annotate ``n_test`` notes, on this machine
     (the pre-flight's unit costs; an upper bound where early stopping ends it sooner)."""
-    ner = corpus_recipe(train, config.annotator.training)
+    recipe = corpus_recipe(train, config.annotator.training)
+    return _training_hours(recipe, len(train), n_validation, n_test, config)
+
+
+def _training_hours(
+    recipe: TrainingRecipe, n_train: int, n_validation: float, n_test: float, config: SiteConfig
+) -> float:
     bf16 = annotator_bf16(config)
-    per_note = ner.chunks / max(1, len(train))
-    seconds, _ = _annotator_seconds(
-        ner.chunks_per_epoch * ner.epochs, ner.epochs, config.annotator.base_model, bf16,
-        per_note * n_validation,
+    per_note = recipe.chunks / max(1, n_train)
+    seconds = _annotator_seconds(
+        recipe.chunks_per_epoch * recipe.epochs, recipe.epochs, config.annotator.base_model,
+        bf16, per_note * n_validation,
     )  # fmt: skip
     return _h(seconds + _infer_seconds(per_note * n_test, bf16))
 
@@ -154,14 +166,14 @@ def _estimates(
     ner = corpus_recipe(train, config.annotator.training)
     bf16, encoder = annotator_bf16(config), config.annotator.base_model
     val_chunks = ner.chunks * n_validation / max(1, len(train))  # chunks per note as train's
-    _, annotator_gb = _annotator_seconds(0, 0, encoder, bf16)
+    annotator_gb = _annotator_gb(encoder, bf16)
     words_per_token = _words_per_token(train, cost)
     new_tokens = budget.max_new_tokens or _new_tokens(train, config, cost)
     syn_chunks = budget.notes * _chunks_per_note(
         train, cost, new_tokens, words_per_token, config.annotator.training.chunk_words
     )
     syn_epochs = epochs_for(syn_chunks, config.annotator.training)  # PHI statistics unknown
-    syn_s, _ = _annotator_seconds(syn_chunks * syn_epochs, syn_epochs, encoder, bf16, val_chunks)
+    syn_s = _annotator_seconds(syn_chunks * syn_epochs, syn_epochs, encoder, bf16, val_chunks)
     fraction = config.split.test_fraction
     n_test = n_test or len(train) * fraction / max(0.01, 1 - fraction)
     test_chunks = ner.chunks * n_test / max(1, len(train))
@@ -170,7 +182,8 @@ def _estimates(
         StageEstimate(stage="split", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
         StageEstimate(stage="pseudonymise", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
         StageEstimate(
-            stage="annotator", hours=training_hours(train, n_validation, n_test, config),
+            stage="annotator",
+            hours=_training_hours(ner, len(train), n_validation, n_test, config),
             peak_gb=annotator_gb,
             basis=f"{ner.chunks_per_epoch} chunks x {ner.epochs} epochs, scored after each; "
             f"{annotator}",
