@@ -42,7 +42,7 @@ from shared.provenance import config_digest
 from shared.records import read_record_file
 from studies.results import privacy_figures, utility
 from studies.spec import Condition
-from studies.training_sets import Pools, training_set
+from studies.training_sets import Pools, train_and_validation, training_set
 
 REGIMES = ("real-only", "synthetic-only", "augmentation")
 AUGMENTATION_FRACTION = 0.75
@@ -153,8 +153,6 @@ def plan_repeats(
 ) -> tuple[list[Planned], Corpus]:
     """Every (regime, repeat) in order, finished ones read back from ``out``; and the test
     split they are scored on."""
-    from site_agent.stages.train_synthetic import synthetic_train_validation
-
     unknown = sorted(set(regimes) - set(REGIMES))
     if unknown:
         raise UsageError(f"unknown regime(s) {unknown}; fix: choose from {list(REGIMES)}")
@@ -178,10 +176,7 @@ def plan_repeats(
                 epochs=seeded.epochs,
             )  # fmt: skip
             built = training_set(pools, made[regime])
-            if built.n_real == 0:  # nothing real may shape a synthetic-only model
-                train, validation = synthetic_train_validation(built.corpus, seeded.seed)
-            else:
-                train, validation = built.corpus, real_validation
+            train, validation = train_and_validation(built, real_validation, seeded.seed)
             sizes = {"n_real": built.n_real, "n_synthetic": built.n_synthetic}
             planned.append(Planned(regime, seeded, folder, key, None, train, validation, **sizes))
     return planned, test

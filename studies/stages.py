@@ -42,9 +42,8 @@ from site_agent.stages import pseudonymise as pseudonymise_stage
 from site_agent.stages import split as split_stage
 from site_agent.stages.knobs import tokenizer_reference
 from site_agent.stages.registry import check_registry
-from site_agent.stages.train_synthetic import synthetic_train_validation
 from studies.spec import Condition
-from studies.training_sets import Pools, fraction_of, training_set
+from studies.training_sets import Pools, fraction_of, train_and_validation, training_set
 
 FINAL_STAGES = frozenset({"evaluate-gold", "train-evaluate"})
 
@@ -231,10 +230,8 @@ def _train_stage(knobs: RunKnobs) -> Stage:
             epochs=settings.epochs,
         )
         built = training_set(pools, condition)
-        if built.n_real == 0:  # nothing real may shape a synthetic-only model
-            train, validation = synthetic_train_validation(built.corpus, settings.seed)
-        else:
-            train, validation = built.corpus, read_corpus(ctx.inputs["split.validation"])
+        real_validation = read_corpus(ctx.inputs["split.validation"])
+        train, validation = train_and_validation(built, real_validation, settings.seed)
         # the weights are not kept: the evaluation is the result (an e5-small copy is ~0.5 GB)
         with tempfile.TemporaryDirectory(dir=ctx.stage_dir) as scratch:
             trained = train_encoder(

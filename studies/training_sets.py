@@ -155,3 +155,16 @@ REGIMES: dict[str, Builder] = {
 def training_set(pools: Pools, condition: Condition) -> TrainingSet:
     """The training set of ``condition.regime``."""
     return REGIMES[condition.regime](pools, condition)
+
+
+def train_and_validation(
+    built: TrainingSet, real_validation: Corpus, seed: int
+) -> tuple[Corpus, Corpus]:
+    """What a regime's model trains and is validated on: a set without a real note is split
+    into its own validation share (nothing real may shape a synthetic-only model), any other
+    set validates on the real validation split."""
+    if built.n_real == 0:
+        from site_agent.stages.train_synthetic import synthetic_train_validation
+
+        return synthetic_train_validation(built.corpus, seed)
+    return built.corpus, real_validation
