@@ -100,6 +100,8 @@ def repeats(
     from site_agent.stages.run_plan import training_hours
     from studies.final_encoder import (
         REGIMES,
+        SITE_RUN,
+        own_models,
         plan_repeats,
         run_repeats,
         site_run,
@@ -112,8 +114,9 @@ def repeats(
     folder = out or config.work_dir / "repeats"
     console = Console(stderr=True)
     annotator = config.annotator
+    own = own_models(run, annotator)
     planned, test = plan_repeats(
-        run, annotator.training, folder, repeats, regime or REGIMES, fraction
+        run, annotator.training, folder, repeats, regime or REGIMES, fraction, own
     )
     pending = [p for p in planned if p.finished is None]
     hours = sum(
@@ -121,8 +124,10 @@ def repeats(
         for p in pending
         if p.train is not None and p.validation is not None
     )
+    taken = sum(1 for p in planned if p.finished is not None and p.finished.origin == SITE_RUN)
+    mine = f" ({taken} are the site run's own annotators)" if taken else ""
     console.print(
-        f"{len(pending)} of {len(planned)} trainings to run, about {hours:.1f} h on this "
+        f"{len(pending)} of {len(planned)} trainings to run{mine}, about {hours:.1f} h on this "
         "machine (the pre-flight's unit costs; an estimate)",
         markup=False, highlight=False,
     )  # fmt: skip
@@ -131,6 +136,8 @@ def repeats(
 
         def said(repeat: Any, trained_now: bool) -> None:
             how = "trained" if trained_now else "found finished"
+            if repeat.origin == SITE_RUN:
+                how = "the site run's own annotator"
             f1 = repeat.evaluation.token.micro.f1
             console.print(f"{repeat.regime} seed {repeat.seed}: {how}, token F1 {f1:.3f}")
 

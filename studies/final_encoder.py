@@ -4,29 +4,33 @@
 notes can stand in for real ones needs the spread over training repeats, beside the encoder
 trained on the real notes and the one trained on both:
 
-- ``real-only``: the real training split, validated on the real validation split (the gold
-  annotator's recipe with another seed);
-- ``synthetic-only``: every note the privacy audit kept, validated on a share of them, so
-  nothing real shapes the model (the site pipeline's own train-synthetic stage);
+- ``real-only``: the gold annotator's recipe (the real training split, validated on the real
+  validation split) with seed + k;
+- ``synthetic-only``: the site pipeline's train-synthetic recipe (every note the privacy audit
+  kept, validated on a seeded share of them, so nothing real shapes the model) with seed + k;
 - ``augmentation``: every real note plus audited synthetic ones making up
   ``synthetic_fraction`` of the set (0.75: the best point of the 100-note augmentation sweep,
   docs/results.md), validated on the real validation split.
 
 Repeat ``k`` trains with the annotator's seed + ``k``; every regime uses the same seeds, so
-the differences are paired. Each model is scored on the run's test split
-(``shared.metrics.evaluate``: token F1 by seqeval, exact and overlap span F1, document leakage,
-per-label recall); the weights are not kept. Every finished (regime, repeat) is written as
-it ends and not trained again; a stopped training resumes after its last epoch
-(``ner.resume``). The privacy figures are the run's own audit's.
+the differences are paired. Repeat 0 of real-only and of synthetic-only is exactly what the
+site run trained (same sets, settings and seed), so when the run's train-synthetic stage
+scored its two annotators with these settings on this audited corpus, their evaluations are
+taken as those repeats instead of training them again (about a fifth of the trainings).
+Each model is scored on the run's test split (``shared.metrics.evaluate``: token F1 by
+seqeval, exact and overlap span F1, document leakage, per-label recall); the weights are not
+kept. Every finished (regime, repeat) is written as it ends and not trained again; a stopped
+training resumes after its last epoch (``ner.resume``). The privacy figures are the run's own
+audit's.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.progress import Progress
 
@@ -38,11 +42,14 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from shared.errors import UsageError
 from shared.metrics.repeats import RepeatSummary, summarise_repeats
-from shared.provenance import config_digest
+from shared.provenance import config_digest, sha256_file
 from shared.records import read_record_file
 from studies.results import privacy_figures, utility
 from studies.spec import Condition
-from studies.training_sets import Pools, train_and_validation, training_set
+from studies.training_sets import Pools, training_set
+
+if TYPE_CHECKING:
+    from site_agent.annotator.settings import GoldAnnotatorSettings
 
 REGIMES = ("real-only", "synthetic-only", "augmentation")
 AUGMENTATION_FRACTION = 0.75
@@ -59,11 +66,13 @@ class SiteRun:
     test: Path
     synthetic: Path
     audit: Path
+    site_report: Path | None = None  # train-synthetic's, beside its two test evaluations
 
 
 def site_run(work_dir: Path) -> SiteRun:
-    """The split and audit of the finished run in ``work_dir``; a UsageError naming the
-    missing stage and the command that makes it otherwise."""
+    """The split and audit of the finished run in ``work_dir`` (and its train-synthetic
+    report when that stage has run); a UsageError naming the missing stage and the command
+    that makes it otherwise."""
     from site_agent.stages.pipeline import stage_artifact
 
     wanted = {
@@ -82,29 +91,53 @@ def site_run(work_dir: Path) -> SiteRun:
                 "`site-agent synthesize --site-config <the same site.toml>` to its end first"
             )
         found[field] = path
-    return SiteRun(**found)
+    report = stage_artifact(work_dir, "train-synthetic", "report")
+    return SiteRun(**found, site_report=report if report and report.exists() else None)
 
 
-def conditions(n_train: int, n_synthetic: int, fraction: float) -> dict[str, Condition]:
-    """The three regimes; synthetic-only takes every audited note."""
-    return {
-        "real-only": Condition(regime="real-only"),
-        "synthetic-only": Condition(
-            regime="synthetic-only", synthetic_amount=max(n_synthetic, 1) / max(n_train, 1)
-        ),
-        "augmentation": Condition(regime="augmentation", synthetic_fraction=fraction),
-    }
+OWN_MODELS = {"real-only": "gold", "synthetic-only": "synthetic"}
+"""The regime whose repeat 0 each of the site run's own annotators is."""
+
+
+def own_models(run: SiteRun, settings: GoldAnnotatorSettings) -> dict[str, EvaluationReport]:
+    """The test evaluations of the site run's own annotators, by regime, when its
+    train-synthetic stage trained them with ``settings`` on this audited corpus; empty
+    otherwise (the run's config changed since, or the stage has not run)."""
+    from site_agent.stages.train_synthetic import evaluation_file, trained_with
+    from site_agent.train_synthetic.report import SiteReport
+
+    if run.site_report is None:
+        return {}
+    report = read_record_file(SiteReport, run.site_report)
+    if report is None or report.trained_on_corpus_sha256 != sha256_file(run.synthetic):
+        return {}
+    if json.dumps(report.settings, sort_keys=True) != json.dumps(
+        trained_with(settings), sort_keys=True, default=list
+    ):
+        return {}
+    found = {}
+    for regime, annotator in OWN_MODELS.items():
+        path = run.site_report.parent / evaluation_file(annotator)
+        evaluation = read_record_file(EvaluationReport, path)
+        if evaluation is not None:
+            found[regime] = evaluation
+    return found
+
+
+TRAINED, SITE_RUN = "trained", "site run"
 
 
 @dataclass(frozen=True)
 class Repeat:
-    """One trained and scored model."""
+    """One scored model: trained by the repeats (``origin`` "trained") or the site run's
+    own annotator (``origin`` "site run")."""
 
     regime: str
     seed: int
     evaluation: EvaluationReport
     n_real: int
     n_synthetic: int
+    origin: str = TRAINED
 
 
 Trainer = Callable[[Corpus, Corpus, AnnotatorSettings, Path], Path]
@@ -143,6 +176,43 @@ class Planned:
     n_synthetic: int = 0
 
 
+def _real_only(sets: _Sets, seed: int) -> tuple[Corpus, Corpus, int, int]:
+    """The gold annotator's sets."""
+    return sets.real, sets.real_validation, len(sets.real), 0
+
+
+def _synthetic_only(sets: _Sets, seed: int) -> tuple[Corpus, Corpus, int, int]:
+    """The train-synthetic stage's sets."""
+    from site_agent.stages.train_synthetic import synthetic_train_validation
+
+    train, validation = synthetic_train_validation(sets.synthetic, seed)
+    return train, validation, 0, len(sets.synthetic)
+
+
+def _augmentation(sets: _Sets, seed: int) -> tuple[Corpus, Corpus, int, int]:
+    """Every real note and audited ones making up ``fraction`` of the set."""
+    pools = Pools(real=sets.real, synthetic=sets.synthetic, n_train_split=len(sets.real), seed=seed)
+    condition = Condition(regime="augmentation", synthetic_fraction=sets.fraction)
+    built = training_set(pools, condition)
+    return built.corpus, sets.real_validation, built.n_real, built.n_synthetic
+
+
+@dataclass(frozen=True)
+class _Sets:
+    real: Corpus
+    synthetic: Corpus
+    real_validation: Corpus
+    fraction: float
+
+
+BUILDERS: dict[str, Callable[[_Sets, int], tuple[Corpus, Corpus, int, int]]] = {
+    "real-only": _real_only,
+    "synthetic-only": _synthetic_only,
+    "augmentation": _augmentation,
+}
+"""Each regime's (train, validation, real notes, synthetic notes) for a seed."""
+
+
 def plan_repeats(
     run: SiteRun,
     settings: AnnotatorSettings,
@@ -150,16 +220,19 @@ def plan_repeats(
     repeats: int = 3,
     regimes: Sequence[str] = REGIMES,
     fraction: float = AUGMENTATION_FRACTION,
+    own: Mapping[str, EvaluationReport] | None = None,
 ) -> tuple[list[Planned], Corpus]:
-    """Every (regime, repeat) in order, finished ones read back from ``out``; and the test
-    split they are scored on."""
+    """Every (regime, repeat) in order, finished ones read back from ``out`` and repeat 0 of
+    a regime in ``own`` (``own_models``) taken from the site run; and the test split they are
+    scored on."""
     unknown = sorted(set(regimes) - set(REGIMES))
     if unknown:
         raise UsageError(f"unknown regime(s) {unknown}; fix: choose from {list(REGIMES)}")
     real, synthetic = read_corpus(run.train), read_corpus(run.synthetic)
     real_validation, test = read_corpus(run.validation), read_corpus(run.test)
+    sets = _Sets(real, synthetic, real_validation, fraction)
     inputs = [config_digest(c) for c in (real, synthetic, real_validation, test)]
-    made = conditions(len(real), len(synthetic), fraction)
+    own = own or {}
     planned = []
     for regime in regimes:
         for k in range(repeats):
@@ -170,15 +243,14 @@ def plan_repeats(
             if done is not None:
                 planned.append(Planned(regime, seeded, folder, key, done))
                 continue
-            pools = Pools(
-                real=real, synthetic=synthetic, n_train_split=len(real), seed=seeded.seed,
-                chunk_words=seeded.chunk_words, batch_size=seeded.batch_size,
-                epochs=seeded.epochs,
-            )  # fmt: skip
-            built = training_set(pools, made[regime])
-            train, validation = train_and_validation(built, real_validation, seeded.seed)
-            sizes = {"n_real": built.n_real, "n_synthetic": built.n_synthetic}
-            planned.append(Planned(regime, seeded, folder, key, None, train, validation, **sizes))
+            train, validation, n_real, n_synthetic = BUILDERS[regime](sets, seeded.seed)
+            if k == 0 and regime in own:
+                mine = Repeat(regime, seeded.seed, own[regime], n_real, n_synthetic, SITE_RUN)
+                planned.append(Planned(regime, seeded, folder, key, mine))
+                continue
+            planned.append(
+                Planned(regime, seeded, folder, key, None, train, validation, n_real, n_synthetic)
+            )
     return planned, test
 
 
@@ -249,6 +321,7 @@ def summary(
             "seeds": [r.seed for r in runs],
             "n_real": runs[0].n_real,
             "n_synthetic": runs[0].n_synthetic,
+            "from_site_run": [r.seed for r in runs if r.origin == SITE_RUN],
             **{
                 name: summarise_repeats([f[name] for f in figures], seed=seed).model_dump()
                 for name in HEADLINES
@@ -303,6 +376,10 @@ def markdown(table: dict[str, Any], title: str) -> str:
         cells = [_cell(row[name]) for name in HEADLINES]
         sizes = f"{row['n_real']} / {row['n_synthetic']}"
         lines.append(f"| {regime} | {row['repeats']} | {sizes} | " + " | ".join(cells) + " |")
+    reused = [(r, row["from_site_run"]) for r, row in regimes.items() if row.get("from_site_run")]
+    if reused:
+        said = "; ".join(f"{r} seed {', '.join(map(str, seeds))}" for r, seeds in reused)
+        lines += ["", f"Taken from the site run's own annotators, not trained again: {said}."]
     paired = [(r, row) for r, row in regimes.items() if "token_f1_minus_real_only" in row]
     if paired:
         lines += ["", f"Against {REFERENCE} (same seeds, paired):", ""]

@@ -33,6 +33,20 @@ from site_agent.train_synthetic.report import SiteReport, headline, render_markd
 SYNTHETIC_VALIDATION_FRACTION = 0.1
 
 
+def evaluation_file(annotator: str) -> str:
+    """The file in the stage folder holding ``annotator``'s ("gold" or "synthetic") test
+    evaluation."""
+    return f"evaluation_{annotator}.json"
+
+
+def trained_with(settings: GoldAnnotatorSettings) -> dict[str, Any]:
+    """What the site report records as the settings both annotators were trained with."""
+    return {
+        "base_model": model_identity(settings.base_model).label,
+        **settings.training.model_dump(),
+    }
+
+
 def without_spans(corpus: Corpus) -> Corpus:
     docs = tuple(Document(id=d.id, text=d.text, source=d.source) for d in corpus.documents)
     return Corpus(documents=docs, labels=corpus.labels, provenance=corpus.provenance)
@@ -76,7 +90,7 @@ def run(
         "synthetic": evaluate(test, annotate_corpus(trained.model_dir, blind, progress)),
     }
     for name, evaluation in evaluations.items():
-        atomic_write_text(out_dir / f"evaluation_{name}.json", evaluation.model_dump_json(indent=2))
+        atomic_write_text(out_dir / evaluation_file(name), evaluation.model_dump_json(indent=2))
     real = read_corpus(inputs["split.train"])
     gold, syn = headline(evaluations["gold"]), headline(evaluations["synthetic"])
     report = SiteReport(
@@ -88,10 +102,7 @@ def run(
         token_f1_gap=gold.token_f1 - syn.token_f1,
         real_diagnostics=corpus_diagnostics(real, language=language),
         synthetic_diagnostics=corpus_diagnostics(synthetic, language=language),
-        settings={
-            "base_model": model_identity(settings.base_model).label,
-            **settings.training.model_dump(),
-        },
+        settings=trained_with(settings),
         trained_on_corpus_sha256=trained_on,
         annotator_notes=(
             *_gold_notes(inputs["annotator.model"]),

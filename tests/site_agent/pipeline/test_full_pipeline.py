@@ -123,7 +123,8 @@ def test_the_final_encoder_is_trained_again_over_repeats_from_the_console_script
 ) -> None:
     """``deid-studies repeats`` on the finished run: three regimes x two seeds, each scored on
     the run's test split, the summary computed from the per-repeat evaluations (paired by
-    seed), no weights kept; run again, every repeat is found finished, none trained."""
+    seed), no weights kept; repeat 0 of real-only and synthetic-only is the site run's own
+    annotators; run again, every repeat is found finished, none trained."""
     import subprocess
 
     import tomli_w
@@ -137,8 +138,10 @@ def test_the_final_encoder_is_trained_again_over_repeats_from_the_console_script
     command = ["deid-studies", "repeats", "--site-config", str(site_toml), "--repeats", "2"]
     done = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stderr.count(": trained, token F1") == 6
-    assert "6 of 6 trainings to run, about" in done.stderr  # the estimate, before training
+    assert done.stderr.count(": trained, token F1") == 4
+    assert done.stderr.count(": the site run's own annotator, token F1") == 2
+    # the estimate, before training
+    assert "4 of 6 trainings to run (2 are the site run's own annotators), about" in done.stderr
     table = json.loads((out / "repeats.json").read_text())
     seed = config.annotator.training.seed
     assert set(table["regimes"]) == {"real-only", "synthetic-only", "augmentation"}
@@ -147,10 +150,21 @@ def test_the_final_encoder_is_trained_again_over_repeats_from_the_console_script
         assert row["seeds"] == [seed, seed + 1] and row["token_f1"]["n"] == 2
         for s in row["seeds"]:
             folder = out / regime / f"seed-{s}"
-            report = EvaluationReport.model_validate_json((folder / "evaluation.json").read_text())
+            if s in row["from_site_run"]:
+                assert not folder.exists()
+                mine = folder_of(config.work_dir, "train-synthetic") / (
+                    "evaluation_gold.json" if regime == "real-only" else "evaluation_synthetic.json"
+                )
+                report = EvaluationReport.model_validate_json(mine.read_text())
+            else:
+                report = EvaluationReport.model_validate_json(
+                    (folder / "evaluation.json").read_text()
+                )
+                assert not (folder / "model").exists() and not (folder / "model.resume").exists()
             f1.setdefault(regime, {})[s] = report.token.micro.f1
-            assert not (folder / "model").exists() and not (folder / "model.resume").exists()
         assert row["token_f1"]["mean"] == pytest.approx(sum(f1[regime].values()) / 2)
+    own = {r: row["from_site_run"] for r, row in table["regimes"].items()}
+    assert own == {"real-only": [seed], "synthetic-only": [seed], "augmentation": []}
     assert table["regimes"]["real-only"]["n_synthetic"] == 0
     assert table["regimes"]["synthetic-only"]["n_real"] == 0
     aug = table["regimes"]["augmentation"]
@@ -158,12 +172,56 @@ def test_the_final_encoder_is_trained_again_over_repeats_from_the_console_script
     paired = [f1["augmentation"][s] - f1["real-only"][s] for s in (seed, seed + 1)]
     assert aug["token_f1_minus_real_only"]["values"] == pytest.approx(paired)
     assert "audit_passed" in table["privacy"]
-    assert "| synthetic-only | 2 |" in (out / "repeats.md").read_text()
+    md = (out / "repeats.md").read_text()
+    assert "| synthetic-only | 2 |" in md
+    assert f"not trained again: real-only seed {seed}; synthetic-only seed {seed}." in md
 
     again = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert again.stderr.count(": found finished") == 6 and ": trained" not in again.stderr
-    assert "0 of 6 trainings to run" in again.stderr
+    assert again.stderr.count(": found finished") == 4 and ": trained" not in again.stderr
+    assert "0 of 6 trainings to run (2 are the site run's own annotators)" in again.stderr
+
+
+def test_repeat_zero_of_real_and_synthetic_only_reproduces_the_site_runs_own_annotators(
+    site: tuple[SiteConfig, Path], tmp_path: Path
+) -> None:
+    """The oracle behind taking the run's own annotators as repeat 0: trained by the repeats
+    with the annotator's seed, real-only and synthetic-only score exactly what the run's
+    gold and synthetic annotators scored on the test split. ``own_models`` gives them only
+    for the settings and audited corpus the run trained with."""
+    from dataclasses import replace
+
+    from protocol.evaluation import EvaluationReport
+    from studies.final_encoder import (
+        own_models,
+        plan_repeats,
+        run_repeats,
+        site_run,
+        train_with_encoder,
+    )
+
+    config, _ = site
+    run = site_run(config.work_dir)
+    own = own_models(run, config.annotator)
+    assert set(own) == {"real-only", "synthetic-only"}
+    planned, test = plan_repeats(
+        run, config.annotator.training, tmp_path, 1, ("real-only", "synthetic-only")
+    )
+    assert all(p.finished is None for p in planned)  # nothing given: both are trained
+    trainer = train_with_encoder(config.annotator.base_model, None)
+    same = {"provenance": {"created_at"}}  # everything but when it was written
+    for repeat in run_repeats(planned, test, trainer):
+        mine: EvaluationReport = own[repeat.regime]
+        assert repeat.evaluation.model_dump(exclude=same) == mine.model_dump(exclude=same)
+
+    other_seed = config.annotator.model_copy(
+        update={"training": config.annotator.training.model_copy(update={"seed": 7})}
+    )
+    assert own_models(run, other_seed) == {}
+    other_corpus = tmp_path / "other.jsonl"
+    other_corpus.write_text(run.synthetic.read_text() + "\n")
+    assert own_models(replace(run, synthetic=other_corpus), config.annotator) == {}
+    assert own_models(replace(run, site_report=None), config.annotator) == {}
 
 
 def test_repeats_of_an_unfinished_run_exit_2_naming_the_command(tmp_path: Path) -> None:
