@@ -16,7 +16,6 @@ skipped, failed or have not run show as such. Not a test: the numbers depend on 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,47 +23,57 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from site_agent.pipeline.running import RUNNING_FILE
+from site_agent.pipeline.stage import StageRecord, read_record
+from site_agent.stages.pipeline import folder_of
+from site_agent.stages.run_plan import RunPlan, read_plan
+
 BAR = 0.30
 """Issue 29: each stage's estimate within 30% of its measured wall time."""
 
 
-def stage_folders(work: Path) -> dict[str, Path]:
-    """Stage name -> its folder (``NN-name``) under ``work``."""
-    return {
-        folder.name.split("-", 1)[1]: folder
-        for folder in sorted(work.iterdir())
-        if folder.is_dir() and "-" in folder.name and folder.name[:2].isdigit()
-    }
+def stage_records(plan: RunPlan, work: Path) -> dict[str, StageRecord | str]:
+    """Each planned stage's ``stage.json`` in ``work``, or "running" when only its running
+    marker is there (in progress, or killed: the next run says which)."""
+    out: dict[str, StageRecord | str] = {}
+    for estimate in plan.stages:
+        folder = folder_of(work, estimate.stage)
+        record = read_record(folder)
+        if record is not None:
+            out[estimate.stage] = record
+        elif (folder / RUNNING_FILE).is_file():
+            out[estimate.stage] = "running"
+    return out
 
 
 def accuracy_rows(
-    plan: dict[str, Any],
-    records: dict[str, dict[str, Any] | None],
+    plan: RunPlan,
+    records: dict[str, StageRecord | str],
     paused: dict[str, float],
     extra: dict[str, float],
 ) -> list[dict[str, Any]]:
     """One row per planned stage: estimate, measurement (seconds less pauses plus earlier
     invocations), their ratio and whether it is within :data:`BAR`."""
     rows = []
-    for estimate in plan["stages"]:
-        name = estimate["stage"]
-        record = records.get(name)
+    for estimate in plan.stages:
+        name = estimate.stage
+        record = records.get(name, "not run")
         row: dict[str, Any] = {
             "stage": name,
-            "estimated_h": estimate["hours"],
-            "estimated_gb": estimate["peak_gb"],
+            "estimated_h": estimate.hours,
+            "estimated_gb": estimate.peak_gb,
             "measured_h": None,
             "measured_gb": None,
             "ratio": None,
             "within": None,
-            "status": record.get("status", "?") if record else "not run",
+            "status": record if isinstance(record, str) else record.status,
         }
-        if record and record.get("status") == "completed" and record.get("seconds") is not None:
-            seconds = record["seconds"] - paused.get(name, 0.0) + extra.get(name, 0.0)
+        if isinstance(record, StageRecord) and record.status == "completed":
+            seconds = record.seconds - paused.get(name, 0.0) + extra.get(name, 0.0)
             hours = seconds / 3600
-            row.update(measured_h=hours, measured_gb=record.get("peak_rss_gb"))
-            if estimate["hours"] > 0:
-                row["ratio"] = hours / estimate["hours"]
+            row.update(measured_h=hours, measured_gb=record.peak_rss_gb)
+            if estimate.hours > 0:
+                row["ratio"] = hours / estimate.hours
                 row["within"] = abs(row["ratio"] - 1) <= BAR
         rows.append(row)
     return rows
@@ -93,18 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paused", action="append", default=[], metavar="STAGE=SECONDS")
     parser.add_argument("--extra", action="append", default=[], metavar="STAGE=SECONDS")
     args = parser.parse_args(argv)
-    plan_file = args.work / "run-plan.json"
-    if not plan_file.is_file():
-        print(f"{plan_file}: no run-plan.json; fix: pass the work dir of a run", file=sys.stderr)
+    plan = read_plan(args.work)
+    if plan is None:
+        print(
+            f"{args.work}: no readable run-plan.json; fix: pass the work dir of a run",
+            file=sys.stderr,
+        )
         return 2
-    plan = json.loads(plan_file.read_text(encoding="utf-8"))
-    records: dict[str, dict[str, Any] | None] = {}
-    for name, folder in stage_folders(args.work).items():
-        record = folder / "stage.json"
-        if record.is_file():
-            records[name] = json.loads(record.read_text(encoding="utf-8"))
-        elif (folder / "running.json").is_file():  # in progress, or killed (the next run says)
-            records[name] = {"status": "running"}
+    records = stage_records(plan, args.work)
     rows = accuracy_rows(
         plan, records, _pairs(args.paused, "--paused"), _pairs(args.extra, "--extra")
     )
