@@ -127,6 +127,8 @@ def generate_corpus(
     )
     _check_run(out, digest)
     done = load_done(out)
+    if progress is not None and done:
+        progress(len(done), plan.total)  # a resumed run's bar starts where the last one ended
     backend: GenerationBackend | None = None
     started = time.perf_counter()
     checked = check is None

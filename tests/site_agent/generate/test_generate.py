@@ -72,7 +72,11 @@ def test_killed_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None:
     with pytest.raises(Killed):
         generate_corpus(PLAN, "org/tiny", None, FAKE, out, progress=_kill_after(2))
     assert len(_lines(out)) == 4
-    corpus = generate_corpus(PLAN, "org/tiny", None, FAKE, out)
+    seen: list[tuple[int, int]] = []
+    corpus = generate_corpus(
+        PLAN, "org/tiny", None, FAKE, out, progress=lambda done, total: seen.append((done, total))
+    )
+    assert seen[0] == (4, PLAN.total) and seen[-1] == (PLAN.total, PLAN.total)  # starts at 4
     ids = [str(row["id"]) for row in _lines(out)]
     assert Counter(ids).most_common(1)[0][1] == 1
     assert sorted(ids) == sorted(d.id for d in reference.documents)
