@@ -12,7 +12,7 @@ from site_agent.pipeline.runner import StageRun
 from site_agent.stages.pipeline import folder_of
 from site_agent.stages.run_plan import RunPlan
 
-STATUS_STYLE = {"ran": "green", "skipped": "dim", "failed": "bold red"}
+STATUS_STYLE = {"ran": "green", "skipped": "dim", "failed": "bold red", "stopped": "yellow"}
 
 
 def _brief(run: StageRun) -> str:

@@ -32,10 +32,12 @@ from shared.errors import UsageError
 from shared.progress import stage_progress
 from shared.provenance import config_digest, sha256_tree, tool_version
 from site_agent.pipeline.running import (
+    TERMINATED_EXIT,
     PeakMemory,
     killed_marker,
     killed_message,
     running_marker,
+    stopped_message,
 )
 from site_agent.pipeline.stage import (
     STAGE_RECORD,
@@ -56,7 +58,7 @@ class StageRun:
     """How one stage went in this invocation, and the folder it ran (or was reused) in."""
 
     name: str
-    status: Literal["ran", "skipped", "failed"]
+    status: Literal["ran", "skipped", "failed", "stopped"]
     seconds: float
     record: StageRecord | None
     folder: Path | None = None
@@ -310,7 +312,7 @@ def run_stages(
         else:
             killed = killed_marker(folder)
             if killed is not None:
-                report_killed(killed_message(killed, stage.memory_fix), console)
+                report_ended(killed_message(killed, stage.memory_fix), console)
             if console is not None:
                 console.rule(f"[bold]{index:02d} {stage.name}[/] {stage.description}")
             prepare_folder(folder, read_record(folder), digest, hashes, placement.fresh(folder))
@@ -318,6 +320,13 @@ def run_stages(
                 record = run_stage(stage, config, folder, paths, hashes, progress)
             except Exception:
                 runs.append(StageRun(stage.name, "failed", time.perf_counter() - began, None))
+                raise
+            except (KeyboardInterrupt, SystemExit) as stop:
+                seconds = time.perf_counter() - began
+                runs.append(StageRun(stage.name, "stopped", seconds, None))
+                how = "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "SIGTERM"
+                if isinstance(stop, KeyboardInterrupt) or stop.code == TERMINATED_EXIT:
+                    report_ended(stopped_message(stage.name, seconds, how), console)
                 raise
             run = StageRun(stage.name, "ran", time.perf_counter() - began, record, folder)
         folders[stage.name], records[stage.name] = folder, record
@@ -328,8 +337,9 @@ def run_stages(
     return runs
 
 
-def report_killed(message: str, console: Console | None) -> None:
-    """Say on the console (or stderr) that the last run of a stage died without a record."""
+def report_ended(message: str, console: Console | None) -> None:
+    """Say on the console (or stderr) that a stage ended without a record: the last run's
+    was killed, or this run's was stopped."""
     if console is not None:
         console.print(f"[bold yellow]{escape(message)}[/]", highlight=False, soft_wrap=True)
     else:

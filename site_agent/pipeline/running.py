@@ -215,6 +215,16 @@ def killed_marker(folder: Path) -> RunningMarker | None:
 RESTART_SLACK_S = 5.0  # boot times read at different moments differ by rounding
 
 
+def stopped_message(stage: str, seconds: float, how: str) -> str:
+    """What an operator reads when a stage was stopped on purpose (``how``: "SIGTERM",
+    "Ctrl-C"): what is kept and how to go on."""
+    return (
+        f"the {stage} stage was stopped ({how}) after {seconds / 60:.0f} min; finished stages "
+        "are kept, and generation and training continue from their last saved note, epoch or "
+        "checkpoint: run the same command again to go on"
+    )
+
+
 def killed_message(marker: RunningMarker, fix: str) -> str:
     """Why the last run of a stage died without a record, from the kernel's evidence:
     "the adapt stage was killed at 23.6 GB after 31 min ...; fix: ..." where the OOM killer

@@ -201,3 +201,75 @@ def test_from_forgets_later_records_before_running(config: SiteConfig) -> None:
         run_pipeline(failing, TOY, from_stage="second")
     assert not (config.work_dir / "03-third" / "stage.json").exists()
     assert _run(config) == ["ran", "ran", "ran"]  # first re-ran with seed 99, so all follow
+
+
+def _stopped(ctx: StageContext) -> StageOutput:
+    partial = ctx.stage_dir / "partial.txt"
+    seen = partial.read_text() if partial.exists() else ""
+    partial.write_text(seen + "x")
+    if not seen:
+        raise KeyboardInterrupt
+    return StageOutput(artifacts={"partial": partial}, summary={"resumed_from": seen})
+
+
+def test_a_stopped_stage_says_what_is_kept_and_the_same_command_goes_on(
+    config: SiteConfig,
+) -> None:
+    """Ctrl-C in a stage: status "stopped", no record, a line saying how to go on; the next
+    run continues from what the stage saved."""
+    import io
+
+    from rich.console import Console
+
+    stages = (TOY[0], Stage("gen", _stopped, lambda c: {}))
+    shown = io.StringIO()
+    runs: list = []
+    with pytest.raises(KeyboardInterrupt):
+        run_pipeline(config, stages, console=Console(file=shown, width=300), runs=runs)
+    assert [r.status for r in runs] == ["ran", "stopped"]
+    assert read_record(config.work_dir / "02-gen") is None
+    said = shown.getvalue()
+    assert "the gen stage was stopped (Ctrl-C) after 0 min" in said
+    assert "run the same command again to go on" in said
+    (_, run) = run_pipeline(config, stages, console=Console(file=io.StringIO()))
+    assert run.record is not None and run.record.summary == {"resumed_from": "x"}
+
+
+SIGTERMED = """
+import sys, time
+from pathlib import Path
+from site_agent.config import build_site_config
+from site_agent.pipeline.stage import Stage
+from site_agent.stages.pipeline import run_pipeline
+
+def slow(ctx):
+    print("running", flush=True)
+    time.sleep(60)
+
+corpus = Path(sys.argv[1]) / "corpus.txt"
+corpus.write_text("hello")
+config = build_site_config(
+    {"site_id": "t", "corpus": {"path": str(corpus)}, "work_dir": sys.argv[1] + "/work"}
+)
+run_pipeline(config, (Stage("slow", slow, lambda c: {}),))
+"""
+
+
+def test_sigterm_in_a_stage_exits_143_saying_how_to_go_on(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", SIGTERMED, str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "running"
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 143
+    assert "the slow stage was stopped (SIGTERM)" in " ".join(err.split())
