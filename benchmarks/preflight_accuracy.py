@@ -7,9 +7,10 @@ Reads the work dir's ``run-plan.json`` (the estimate ``site-agent synthesize`` p
 and each stage's ``stage.json`` (wall seconds and peak RSS of the run that completed it), and
 prints one row per stage: estimated and measured hours, measured / estimated, whether that is
 within 30% (issue 29's bar), and the two peaks. ``--paused STAGE=SECONDS`` takes out the time
-the stage's process was stopped (SIGSTOP) while another job had the cores; a stage resumed
-over several invocations (generation) has only its last invocation's seconds in
-``stage.json``, so pass ``--extra STAGE=SECONDS`` for the earlier ones. Stages that were
+the stage's process was stopped (SIGSTOP) while another job had the cores. A generate stage
+resumed over several invocations adds its earlier invocations' generating seconds (its
+``seconds_earlier_runs``); ``--extra STAGE=SECONDS`` adds time no record holds (a run from a
+version that did not keep it). Stages that were
 skipped, failed or have not run show as such. Not a test: the numbers depend on the machine.
 """
 
@@ -69,7 +70,8 @@ def accuracy_rows(
             "status": record if isinstance(record, str) else record.status,
         }
         if isinstance(record, StageRecord) and record.status == "completed":
-            seconds = record.seconds - paused.get(name, 0.0) + extra.get(name, 0.0)
+            earlier = float(record.summary.get("seconds_earlier_runs", 0.0))  # resumed stages
+            seconds = record.seconds + earlier - paused.get(name, 0.0) + extra.get(name, 0.0)
             hours = seconds / 3600
             row.update(measured_h=hours, measured_gb=record.peak_rss_gb)
             if estimate.hours > 0:

@@ -13,6 +13,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from protocol import Corpus, Document
@@ -80,19 +81,55 @@ def _documents(batch: list[Slot], jobs: list[PromptJob], texts: list[list[str]])
     ]
 
 
-def _check_run(out_path: Path, digest: str) -> None:
-    """Refuse to append to a file that another run (other prompts or settings) started."""
-    marker = out_path.with_name(out_path.name + ".run.json")
+@dataclass(frozen=True)
+class RunHistory:
+    """What the invocations of one generation run into a file have spent: wall seconds from
+    each one's start to its last saved batch (a killed one counts to its last batch), and how
+    many invocations saved a batch. Kept beside the file (``<file>.run.json``)."""
+
+    digest: str
+    seconds: float = 0.0
+    invocations: int = 0
+
+
+def _marker(out_path: Path) -> Path:
+    return out_path.with_name(out_path.name + ".run.json")
+
+
+def run_history(out_path: str | os.PathLike[str]) -> RunHistory | None:
+    """The history of the generation run whose documents are in ``out_path``; None when no
+    run has started there."""
+    marker = _marker(Path(out_path))
+    if not marker.is_file():
+        return None
+    found = json.loads(marker.read_text(encoding="utf-8"))
+    return RunHistory(
+        str(found.get("run_digest")),
+        float(found.get("seconds", 0.0)),
+        int(found.get("invocations", 0)),
+    )
+
+
+def _save_history(out_path: Path, history: RunHistory) -> None:
+    record = {"run_digest": history.digest, "seconds": history.seconds}
+    atomic_write_text(_marker(out_path), json.dumps(record | {"invocations": history.invocations}))
+
+
+def _check_run(out_path: Path, digest: str) -> RunHistory:
+    """Refuse to append to a file that another run (other prompts or settings) started; the
+    history of this run so far otherwise."""
+    history = run_history(out_path)
     started = out_path.exists() and out_path.stat().st_size > 0
-    if marker.exists() and started:
-        found = json.loads(marker.read_text(encoding="utf-8")).get("run_digest")
-        if found != digest:
+    if history is not None and started:
+        if history.digest != digest:
             raise ConfigError(
                 f"{out_path}: holds documents of another generation run (other prompts, model "
                 "or settings); fix: choose a new output file or delete the old one"
             )
-    else:
-        atomic_write_text(marker, json.dumps({"run_digest": digest}) + "\n")
+        return history
+    history = RunHistory(digest)
+    _save_history(out_path, history)
+    return history
 
 
 def generate_corpus(
@@ -125,7 +162,7 @@ def generate_corpus(
             "settings": settings.model_dump(mode="json"),
         }
     )
-    _check_run(out, digest)
+    earlier = _check_run(out, digest)
     done = load_done(out)
     if progress is not None and done:
         progress(len(done), plan.total)  # a resumed run's bar starts where the last one ended
@@ -146,6 +183,8 @@ def generate_corpus(
             new = [d for d in _documents(batch, jobs, backend.generate(jobs)) if d.id not in done]
             append_documents(out, new)
             done.update((d.id, d) for d in new)
+            spent = earlier.seconds + time.perf_counter() - started
+            _save_history(out, RunHistory(digest, spent, earlier.invocations + 1))
             if progress is not None:
                 progress(len(done), plan.total)
             if not checked and len(done) >= check_after:

@@ -33,6 +33,7 @@ from site_agent.generate.modes import GenerationMode, Labelled, SeedNotes
 from site_agent.generate.phi_rate import PhiRateCheck, check_phi_rate, real_rate
 from site_agent.generate.plan import GenerationPlan, plan_for_model, prompt_origin
 from site_agent.generate.prompts import prompt_renderer
+from site_agent.generate.run import RunHistory, run_history
 from site_agent.generate.settings import GenerationSettings
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.pseudonymise.records import read_surrogates, sensitive_surfaces
@@ -104,6 +105,17 @@ def origin_summary(origin: list[dict[str, int | str | bool]]) -> dict[str, int]:
     }
 
 
+def resumed_summary(before: RunHistory | None, after: RunHistory | None) -> dict[str, Any]:
+    """How many invocations generated this corpus and the generating seconds of those before
+    this one (``stage.json``'s seconds are this invocation's only), from the partial store's
+    history before and after it."""
+    if after is None:
+        return {}
+    same = before is not None and before.digest == after.digest
+    earlier = before.seconds if same and before is not None else 0.0
+    return {"generation_runs": after.invocations, "seconds_earlier_runs": round(earlier, 1)}
+
+
 def _settings(config: SiteConfig) -> dict[str, Any]:
     filters = config.audit.policy.filters
     return {
@@ -132,6 +144,7 @@ def _run(ctx: StageContext) -> StageOutput:
     origin = prompt_origin(validation, settings.prompt_words, settings.phi_prompt_share)
     atomic_write_text(ctx.stage_dir / PROMPT_ORIGIN, json.dumps(origin, indent=1))
     checks: list[PhiRateCheck] = []
+    before = run_history(ctx.stage_dir / PARTIAL_FILE)
     labelled, prompts = run(
         ctx.inputs["adapt.adapter"],
         validation,
@@ -150,6 +163,7 @@ def _run(ctx: StageContext) -> StageOutput:
     summary |= {"documents": len(labelled.corpus), **labelled.summary}
     summary["phi_prompt_share"] = settings.phi_prompt_share
     summary["phi_rate"] = checks[0].model_dump(mode="json") if checks else "not checked"
+    summary |= resumed_summary(before, run_history(ctx.stage_dir / PARTIAL_FILE))
     return StageOutput(artifacts={"corpus": out_path}, summary=summary)
 
 

@@ -40,11 +40,14 @@ def _plan() -> RunPlan:
     return plan.model_copy(update={"stages": stages})
 
 
-def _record(stage: str, seconds: float, status: str = "completed") -> StageRecord:
+def _record(
+    stage: str, seconds: float, status: str = "completed", earlier: float | None = None
+) -> StageRecord:
     now = datetime.now(UTC)
+    summary = {} if earlier is None else {"seconds_earlier_runs": earlier}
     return StageRecord(
         stage=stage, status=status, config_digest="d", input_hashes={}, tool_version="0",
-        started_at=now, finished_at=now, seconds=seconds, peak_rss_gb=2.0,
+        started_at=now, finished_at=now, seconds=seconds, peak_rss_gb=2.0, summary=summary,
     )  # fmt: skip
 
 
@@ -52,11 +55,12 @@ def test_rows_against_hand_worked_ratios() -> None:
     records: dict[str, StageRecord | str] = {
         "annotator": _record("annotator", 2_700),  # 0.75 h against 0.5: 1.5, outside the bar
         "adapt": _record("adapt", 3_600 + 600),  # 600 s paused: 1.0 h, ratio 1.0
-        "generate": _record("generate", 3_600),  # plus 3,600 s of an earlier invocation: 2.0 h
+        # plus 1,800 s of earlier invocations it recorded and 1,800 s it did not: 2.0 h
+        "generate": _record("generate", 3_600, earlier=1_800),
         "export": _record("export", 5),  # estimated 0 h: no ratio
         "audit": _record("audit", 10, "failed"),
     }
-    rows = accuracy_rows(_plan(), records, {"adapt": 600}, {"generate": 3_600})
+    rows = accuracy_rows(_plan(), records, {"adapt": 600}, {"generate": 1_800})
     got = {r["stage"]: (r["ratio"], r["within"], r["status"]) for r in rows}
     assert got["annotator"] == (pytest.approx(1.5), False, "completed")
     assert got["adapt"] == (pytest.approx(1.0), True, "completed")

@@ -13,7 +13,7 @@ from shared.corpus_io import read_corpus
 from shared.errors import ConfigError, CorpusFormatError
 from site_agent.generate import backend as backend_registry
 from site_agent.generate.plan import GenerationPlan, slots
-from site_agent.generate.run import generate_corpus
+from site_agent.generate.run import generate_corpus, run_history
 from site_agent.generate.settings import GenerationSettings
 from site_agent.generate.store import load_done
 from tests.site_agent.generate import fake_backend
@@ -72,11 +72,17 @@ def test_killed_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None:
     with pytest.raises(Killed):
         generate_corpus(PLAN, "org/tiny", None, FAKE, out, progress=_kill_after(2))
     assert len(_lines(out)) == 4
+    first = run_history(out)
+    assert first is not None and first.invocations == 1 and first.seconds > 0
     seen: list[tuple[int, int]] = []
     corpus = generate_corpus(
         PLAN, "org/tiny", None, FAKE, out, progress=lambda done, total: seen.append((done, total))
     )
     assert seen[0] == (4, PLAN.total) and seen[-1] == (PLAN.total, PLAN.total)  # starts at 4
+    history = run_history(out)  # both invocations saved batches; their time adds up
+    assert history is not None and history.invocations == 2 and history.seconds > first.seconds
+    generate_corpus(PLAN, "org/tiny", None, FAKE, out)  # complete: nothing saved, nothing added
+    assert run_history(out) == history
     ids = [str(row["id"]) for row in _lines(out)]
     assert Counter(ids).most_common(1)[0][1] == 1
     assert sorted(ids) == sorted(d.id for d in reference.documents)
@@ -153,3 +159,15 @@ def test_hf_backend_generates_the_planned_corpus_and_resumes(
     uninterrupted = generate_corpus(plan, tiny_llama, None, settings, tmp_path / "ref.jsonl")
     assert [d.text for d in corpus.documents] == [d.text for d in uninterrupted.documents]
     assert int(corpus.provenance.notes["tokens_generated"]) > 0
+
+
+def test_the_stage_adds_earlier_invocations_of_the_same_run_only() -> None:
+    from site_agent.generate.run import RunHistory
+    from site_agent.stages.generate import resumed_summary
+
+    after = RunHistory("d", 130.0, 3)
+    assert resumed_summary(None, after) == {"generation_runs": 3, "seconds_earlier_runs": 0}
+    earlier = RunHistory("d", 100.04, 2)
+    assert resumed_summary(earlier, after)["seconds_earlier_runs"] == 100.0
+    assert resumed_summary(RunHistory("other", 100.0, 2), after)["seconds_earlier_runs"] == 0
+    assert resumed_summary(earlier, None) == {}

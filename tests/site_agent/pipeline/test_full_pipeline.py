@@ -58,6 +58,9 @@ def test_every_stage_completes_with_its_artifacts(site: tuple[SiteConfig, Path])
                 path if path.is_absolute() else stage_folder(config.work_dir, index, stage) / path
             )
             assert path.exists(), f"{stage.name}.{name}"
+    generated = read_record(folder_of(config.work_dir, "generate"))
+    assert generated is not None and generated.summary["generation_runs"] == 1
+    assert generated.summary["seconds_earlier_runs"] == 0
     report_json = stage_artifact(config.work_dir, "train-synthetic", "report")
     report_md = stage_artifact(config.work_dir, "train-synthetic", "report_md")
     assert report_json is not None and report_md is not None
