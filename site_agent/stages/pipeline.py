@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -29,6 +31,9 @@ from site_agent.pipeline.runner import (
 from site_agent.pipeline.stage import Stage, artifact_path, read_record
 from site_agent.stages.registry import STAGES, check_registry
 
+if TYPE_CHECKING:
+    from site_agent.stages.run_plan import RunPlan
+
 
 def folder_of(work_dir: Path, name: str) -> Path:
     """The folder of the registered stage ``name`` under ``work_dir``."""
@@ -44,6 +49,53 @@ def stage_artifact(work_dir: Path, stage: str, artifact: str) -> Path | None:
     if record is None or record.status != "completed" or artifact not in record.artifacts:
         return None
     return artifact_path(folder, record.artifacts[artifact])
+
+
+@dataclass(frozen=True)
+class LeftToRun:
+    """What of a planned run is still to do in its work dir: hours and what is done."""
+
+    hours: float
+    done: tuple[str, ...]
+    partly: tuple[str, ...]
+
+
+def left_to_run(plan: RunPlan, config: SiteConfig, from_stage: str | None = None) -> LeftToRun:
+    """The plan's hours less the stages already completed in ``config.work_dir`` under the
+    current settings (their ``stage.json``) and the share of the notes a stopped generation
+    saved; stages from ``from_stage`` on count in full. An estimate: inputs that changed
+    upstream are found only when the run gets there. Reads, never writes."""
+    from site_agent.pipeline.runner import settings_digest
+    from site_agent.stages.generate import PARTIAL_FILE
+
+    names = [s.name for s in STAGES]
+    rerun = names.index(from_stage) if from_stage in names else len(names)
+    hours, done, partly = 0.0, [], []
+    for estimate in plan.stages:
+        index = names.index(estimate.stage)
+        stage, folder = STAGES[index], folder_of(config.work_dir, estimate.stage)
+        record = read_record(folder) if index < rerun else None
+        same = record is not None and record.config_digest == settings_digest(stage, config)
+        if same and record is not None and record.status == "completed":
+            done.append(estimate.stage)
+            continue
+        share = 1.0
+        kept = index < rerun and (record is None or same)  # as prepare_folder keeps a folder
+        saved = _saved_notes(folder / PARTIAL_FILE) if estimate.stage == "generate" else 0
+        if saved > 0 and kept:
+            share = max(0.0, 1.0 - saved / max(plan.generation.notes, 1))
+            partly.append(f"{estimate.stage}: {saved} of {plan.generation.notes} notes on disk")
+        hours += estimate.hours * share
+    return LeftToRun(hours, tuple(done), tuple(partly))
+
+
+def _saved_notes(path: Path) -> int:
+    """Complete lines in a generation's partial store (a torn last one is not counted)."""
+    try:
+        with path.open("rb") as handle:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+    except OSError:
+        return 0
 
 
 def apply_device(device: str) -> None:

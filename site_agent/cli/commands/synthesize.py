@@ -12,7 +12,7 @@ from site_agent.cli.commands.validate import print_plan, print_preflight
 from site_agent.cli.run_config import config_for_run
 from site_agent.cli.summary import annotator_notes, summary_table, where_to_look
 from site_agent.pipeline.runner import StageRun
-from site_agent.stages.pipeline import check_runnable, run_pipeline
+from site_agent.stages.pipeline import LeftToRun, check_runnable, left_to_run, run_pipeline
 from site_agent.stages.preflight import run_preflight, training_preflight
 from site_agent.stages.registry import stage_names
 from site_agent.stages.run_plan import check_fits, save_plan
@@ -86,6 +86,7 @@ def register(app: typer.Typer) -> None:
         plan = run_preflight(config)
         if plan is not None:
             print_plan(plan, console)
+            print_left(left_to_run(plan, config, from_stage), console)
             check_fits(plan, str(site_config or "the demo profile"))
             check_runnable(config)  # nothing is written for a run that cannot start
             save_plan(plan, config.work_dir)
@@ -99,3 +100,15 @@ def register(app: typer.Typer) -> None:
                     console.print(f"[yellow]{note}[/]", highlight=False)
         for line in where_to_look(runs, config.work_dir):
             console.print(line, markup=False, highlight=False)
+
+
+def print_left(left: LeftToRun, console: Console) -> None:
+    """What a resumed run still has to do of the estimate; nothing for a run starting afresh."""
+    if not left.done and not left.partly:
+        return
+    done = [f"done: {', '.join(left.done)}"] if left.done else []
+    console.print(
+        f"  left to run in this work dir: about {left.hours:.1f} h "
+        f"({'; '.join([*done, *left.partly])})",
+        markup=False, highlight=False, soft_wrap=True,
+    )  # fmt: skip

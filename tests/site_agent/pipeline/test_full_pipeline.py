@@ -244,10 +244,77 @@ def test_repeats_of_an_unfinished_run_exit_2_naming_the_command(tmp_path: Path) 
     assert not (work / "repeats").exists()
 
 
+def test_a_resumed_run_is_told_what_is_left_of_the_estimate(
+    site: tuple[SiteConfig, Path], tmp_path: Path
+) -> None:
+    """Finished stages under the same settings cost nothing more, a stopped generation its
+    unsaved share; --from and changed settings bring stages back in full. Files only read."""
+    import shutil
+
+    from site_agent.stages.pipeline import left_to_run
+    from site_agent.stages.preflight import run_preflight
+
+    config, _ = site
+    plan = run_preflight(config)
+    assert plan is not None
+    hours = {s.stage: s.hours for s in plan.stages}
+    names = [s.name for s in STAGES]
+    finished = left_to_run(plan, config)
+    assert finished.done == tuple(names) and finished.hours == 0 and finished.partly == ()
+
+    again = left_to_run(plan, config, from_stage="generate")
+    assert again.done == tuple(names[: names.index("generate")]) and again.partly == ()
+    assert again.hours == pytest.approx(sum(hours[n] for n in names[names.index("generate") :]))
+
+    changed = config.model_copy(
+        update={"generation": config.generation.model_copy(update={"top_p": 0.5})}
+    )
+    moved = left_to_run(plan, changed)  # the old notes are not kept for other settings
+    assert "generate" not in moved.done and moved.partly == ()
+    assert moved.hours == pytest.approx(hours["generate"] + hours["export"])
+
+    stopped = tmp_path / "work"
+    partial = folder_of(stopped, "generate") / "generation.partial.jsonl"
+    partial.parent.mkdir(parents=True)
+    source = folder_of(config.work_dir, "generate") / "generation.partial.jsonl"
+    lines = source.read_text().splitlines(keepends=True)
+    partial.write_text("".join(lines[:3]) + lines[3][:10])  # three notes and a torn line
+    before = partial.read_bytes()
+    half = left_to_run(plan, config.model_copy(update={"work_dir": stopped}))
+    notes = plan.generation.notes
+    assert half.done == () and half.partly == (f"generate: 3 of {notes} notes on disk",)
+    left = sum(hours.values()) - hours["generate"] * 3 / notes
+    assert half.hours == pytest.approx(left)
+    assert partial.read_bytes() == before  # the torn line is left to the run itself
+    shutil.rmtree(stopped)
+
+
+def test_the_console_script_says_what_is_left_before_running(
+    site: tuple[SiteConfig, Path], tmp_path: Path
+) -> None:
+    import subprocess
+
+    import tomli_w
+
+    config, _ = site
+    site_toml = tmp_path / "site.toml"
+    site_toml.write_text(tomli_w.dumps(_toml_ready(config.model_dump(mode="json"))))  # type: ignore[arg-type]
+    done = subprocess.run(
+        ["site-agent", "synthesize", "--site-config", str(site_toml)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = " ".join(done.stderr.split())
+    assert "left to run in this work dir: about 0.0 h (done: split, pseudonymise," in said
+    assert said.index("left to run") < said.index("split: unchanged, skipped")
+
+
 def test_the_probe_of_issue_11_cannot_export_the_training_split(
     site: tuple[SiteConfig, Path],
 ) -> None:
-    """``audit --real <unrelated> --synthetic <split.train> --out <audit folder>``, then export: the
+    """Last in the module: it leaves the shared run's audit forged and its export refused.
+
+    ``audit --real <unrelated> --synthetic <split.train> --out <audit folder>``, then export: the
     audit stage sees its files changed and runs again; with stage.json forged to match, the
     export gate refuses the report: it lacks the audit stage's seal (and, without the seal,
     the re-derived real-text hash would refuse it: tests/security/test_export_gate.py)."""
