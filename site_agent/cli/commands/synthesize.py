@@ -83,7 +83,7 @@ def register(app: typer.Typer) -> None:
         report = training_preflight(config)
         if report is not None:
             print_preflight(report, console)
-        plan = run_preflight(config)
+        plan = run_preflight(config, from_stage=from_stage)
         if plan is not None:
             print_plan(plan, console)
             print_left(left_to_run(plan, config, from_stage), console)

@@ -251,7 +251,7 @@ def test_a_resumed_run_is_told_what_is_left_of_the_estimate(
     unsaved share; --from and changed settings bring stages back in full. Files only read."""
     import shutil
 
-    from site_agent.stages.pipeline import left_to_run
+    from site_agent.stages.pipeline import audited_notes, left_to_run
     from site_agent.stages.preflight import run_preflight
 
     config, _ = site
@@ -272,6 +272,14 @@ def test_a_resumed_run_is_told_what_is_left_of_the_estimate(
     moved = left_to_run(plan, changed)  # the old notes are not kept for other settings
     assert "generate" not in moved.done and moved.partly == ()
     assert moved.hours == pytest.approx(hours["generate"] + hours["export"])
+
+    audit = read_record(folder_of(config.work_dir, "audit"))
+    assert audit is not None and audited_notes(config) == audit.summary["kept"] > 0
+    assert audited_notes(config, from_stage="audit") is None  # it runs again
+    assert audited_notes(config, from_stage="train-synthetic") == audit.summary["kept"]
+    policy = config.audit.policy.model_copy(update={"name": "another policy"})
+    other = config.audit.model_copy(update={"policy": policy})
+    assert audited_notes(config.model_copy(update={"audit": other})) is None
 
     stopped = tmp_path / "work"
     partial = folder_of(stopped, "generate") / "generation.partial.jsonl"
