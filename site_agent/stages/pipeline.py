@@ -28,7 +28,7 @@ from site_agent.pipeline.runner import (
     run_stages,
     stage_folder,
 )
-from site_agent.pipeline.stage import Stage, artifact_path, read_record
+from site_agent.pipeline.stage import Stage, StageRecord, artifact_path, read_record
 from site_agent.stages.registry import STAGES, check_registry
 
 if TYPE_CHECKING:
@@ -67,20 +67,16 @@ def left_to_run(plan: RunPlan, config: SiteConfig, from_stage: str | None = None
     upstream are found only when the run gets there. Reads, never writes."""
     from site_agent.stages.generate import PARTIAL_FILE
 
-    names = [s.name for s in STAGES]
-    rerun = _rerun_index(from_stage)
     hours, done, partly = 0.0, [], []
     for estimate in plan.stages:
-        index = names.index(estimate.stage)
-        folder = folder_of(config.work_dir, estimate.stage)
-        record = read_record(folder) if index < rerun else None
-        same = record is not None and record.config_digest == _digest(estimate.stage, config)
+        rerun, record, same = _last_run(config, estimate.stage, from_stage)
         if same and record is not None and record.status == "completed":
             done.append(estimate.stage)
             continue
         share = 1.0
-        kept = index < rerun and (record is None or same)  # as prepare_folder keeps a folder
-        saved = _saved_notes(folder / PARTIAL_FILE) if estimate.stage == "generate" else 0
+        kept = not rerun and (record is None or same)  # as prepare_folder keeps a folder
+        partial = folder_of(config.work_dir, estimate.stage) / PARTIAL_FILE
+        saved = _saved_notes(partial) if estimate.stage == "generate" else 0
         if saved > 0 and kept:
             share = max(0.0, 1.0 - saved / max(plan.generation.notes, 1))
             partly.append(f"{estimate.stage}: {saved} of {plan.generation.notes} notes on disk")
@@ -88,26 +84,28 @@ def left_to_run(plan: RunPlan, config: SiteConfig, from_stage: str | None = None
     return LeftToRun(hours, tuple(done), tuple(partly))
 
 
-def _rerun_index(from_stage: str | None) -> int:
-    names = [s.name for s in STAGES]
-    return names.index(from_stage) if from_stage in names else len(names)
-
-
-def _digest(name: str, config: SiteConfig) -> str:
+def _last_run(
+    config: SiteConfig, name: str, from_stage: str | None
+) -> tuple[bool, StageRecord | None, bool]:
+    """Whether ``from_stage`` runs stage ``name`` again; its record in ``config.work_dir``
+    (None then, or when there is none); whether that record is for the current settings."""
     from site_agent.pipeline.runner import settings_digest
 
-    return settings_digest(STAGES[[s.name for s in STAGES].index(name)], config)
+    names = [s.name for s in STAGES]
+    index = names.index(name)
+    if from_stage in names and index >= names.index(from_stage):
+        return True, None, False
+    record = read_record(folder_of(config.work_dir, name))
+    same = record is not None and record.config_digest == settings_digest(STAGES[index], config)
+    return False, record, same
 
 
 def audited_notes(config: SiteConfig, from_stage: str | None = None) -> int | None:
     """The notes the audit kept in ``config.work_dir``, when its stage completed under the
     current settings and ``from_stage`` does not run it again; None otherwise."""
-    index = [s.name for s in STAGES].index("audit")
-    record = read_record(folder_of(config.work_dir, "audit"))
-    if index >= _rerun_index(from_stage) or record is None or record.status != "completed":
-        return None
-    kept = record.summary.get("kept")
-    if record.config_digest != _digest("audit", config) or not isinstance(kept, int):
+    _, record, same = _last_run(config, "audit", from_stage)
+    kept = record.summary.get("kept") if record is not None else None
+    if not same or record is None or record.status != "completed" or not isinstance(kept, int):
         return None
     return kept
 
