@@ -131,6 +131,8 @@ def repeats(
         "machine (the pre-flight's unit costs; an estimate)",
         markup=False, highlight=False,
     )  # fmt: skip
+    title = f"{config.site_id}: the final encoder over repeats"
+    so_far: list[Any] = []
     with new_progress(console) as progress:
         trainer = train_with_encoder(annotator.base_model, progress)
 
@@ -140,9 +142,12 @@ def repeats(
                 how = "the site run's own annotator"
             f1 = repeat.evaluation.token.micro.f1
             console.print(f"{repeat.regime} seed {repeat.seed}: {how}, token F1 {f1:.3f}")
+            so_far.append(repeat)
+            if trained_now:  # a report of what is finished, should the run be stopped
+                write_report(run, so_far, folder, title, len(planned))
 
         results = run_repeats(planned, test, trainer, progress, said)
-    _, md = write_report(run, results, folder, f"{config.site_id}: the final encoder over repeats")
+    _, md = write_report(run, results, folder, title, len(planned))
     console.print(f"report: {md}", markup=False, highlight=False)
 
 

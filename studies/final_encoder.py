@@ -222,9 +222,10 @@ def plan_repeats(
     fraction: float = AUGMENTATION_FRACTION,
     own: Mapping[str, EvaluationReport] | None = None,
 ) -> tuple[list[Planned], Corpus]:
-    """Every (regime, repeat) in order, finished ones read back from ``out`` and repeat 0 of
-    a regime in ``own`` (``own_models``) taken from the site run; and the test split they are
-    scored on."""
+    """Every (regime, repeat), repeat by repeat (each repeat's regimes before the next
+    repeat, so a run stopped early has every regime at about the same number of repeats),
+    finished ones read back from ``out`` and repeat 0 of a regime in ``own``
+    (``own_models``) taken from the site run; and the test split they are scored on."""
     unknown = sorted(set(regimes) - set(REGIMES))
     if unknown:
         raise UsageError(f"unknown regime(s) {unknown}; fix: choose from {list(REGIMES)}")
@@ -234,8 +235,8 @@ def plan_repeats(
     inputs = [config_digest(c) for c in (real, synthetic, real_validation, test)]
     own = own or {}
     planned = []
-    for regime in regimes:
-        for k in range(repeats):
+    for k in range(repeats):
+        for regime in regimes:
             seeded = settings.model_copy(update={"seed": settings.seed + k})
             folder = out / regime / f"seed-{seeded.seed}"
             key = config_digest([regime, fraction, config_digest(seeded), inputs])
@@ -370,6 +371,13 @@ def markdown(table: dict[str, Any], title: str) -> str:
         "Mean ± SD over training repeats [95% bootstrap CI of the mean].",
         "",
     ]
+    done = table.get("finished", {})
+    if done and done["repeats"] < done["planned"]:
+        lines += [
+            f"**Partial:** {done['repeats']} of {done['planned']} trainings finished; run the "
+            "same command again to go on.",
+            "",
+        ]
     lines += ["| regime | repeats | real / synthetic notes | " + " | ".join(HEADLINES) + " |"]
     lines += ["|---" * (3 + len(HEADLINES)) + "|"]
     for regime, row in regimes.items():
@@ -407,11 +415,13 @@ def markdown(table: dict[str, Any], title: str) -> str:
 
 
 def write_report(
-    run: SiteRun, results: Sequence[Repeat], out: Path, title: str
+    run: SiteRun, results: Sequence[Repeat], out: Path, title: str, planned: int | None = None
 ) -> tuple[Path, Path]:
-    """``repeats.json`` and ``repeats.md`` in ``out``, written atomically."""
+    """``repeats.json`` and ``repeats.md`` in ``out``, written atomically. With ``planned``
+    above the repeats in ``results``, the report says it covers only the finished ones."""
     audit = read_record_file(AuditReport, run.audit)
     table = summary(results, audit)
+    table["finished"] = {"repeats": len(results), "planned": planned or len(results)}
     table["inputs"] = {k: str(v) for k, v in vars(run).items()}
     json_path, md_path = out / "repeats.json", out / "repeats.md"
     atomic_write_text(json_path, json.dumps(table, indent=2) + "\n")

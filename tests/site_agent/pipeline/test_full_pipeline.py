@@ -8,6 +8,7 @@ audit, the synthetic encoder, the signed export); then a re-run skips everything
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,12 @@ def test_the_final_encoder_is_trained_again_over_repeats_from_the_console_script
     assert "4 of 6 trainings to run (2 are the site run's own annotators), about" in done.stderr
     table = json.loads((out / "repeats.json").read_text())
     seed = config.annotator.training.seed
+    # repeat by repeat: a run stopped early has every regime at about the same count
+    order = re.findall(r"^(\S+) seed (\d+): ", done.stderr, flags=re.MULTILINE)
+    regimes = ["real-only", "synthetic-only", "augmentation"]
+    assert order == [(r, str(s)) for s in (seed, seed + 1) for r in regimes]
+    assert table["finished"] == {"repeats": 6, "planned": 6}
+    assert "Partial" not in (out / "repeats.md").read_text()
     assert set(table["regimes"]) == {"real-only", "synthetic-only", "augmentation"}
     f1: dict[str, dict[int, float]] = {}
     for regime, row in table["regimes"].items():
@@ -201,6 +208,7 @@ def test_repeat_zero_of_real_and_synthetic_only_reproduces_the_site_runs_own_ann
         run_repeats,
         site_run,
         train_with_encoder,
+        write_report,
     )
 
     config, _ = site
@@ -213,9 +221,15 @@ def test_repeat_zero_of_real_and_synthetic_only_reproduces_the_site_runs_own_ann
     assert all(p.finished is None for p in planned)  # nothing given: both are trained
     trainer = train_with_encoder(config.annotator.base_model, None)
     same = {"provenance": {"created_at"}}  # everything but when it was written
-    for repeat in run_repeats(planned, test, trainer):
+    results = run_repeats(planned, test, trainer)
+    for repeat in results:
         mine: EvaluationReport = own[repeat.regime]
         assert repeat.evaluation.model_dump(exclude=same) == mine.model_dump(exclude=same)
+
+    # a run stopped after its first training: the report covers it and says so
+    json_path, md_path = write_report(run, results[:1], tmp_path / "partial", "t", len(planned))
+    assert json.loads(json_path.read_text())["finished"] == {"repeats": 1, "planned": 2}
+    assert "**Partial:** 1 of 2 trainings finished" in md_path.read_text()
 
     other_seed = config.annotator.model_copy(
         update={"training": config.annotator.training.model_copy(update={"seed": 7})}
