@@ -121,7 +121,8 @@ class ProgressBars:
         if self.progress is None:
             return
         if name not in self._tasks:
-            self._tasks[name] = self.progress.add_task(name, total=total or None)
+            # a resumed run's first line shows what was already done, not 0
+            self._tasks[name] = self.progress.add_task(name, total=total or None, completed=done)
         self.progress.update(self._tasks[name], completed=done, total=total or None)
 
     def count(self, done: int, total: int) -> None:

@@ -40,6 +40,14 @@ def test_a_file_gets_plain_lines_at_start_every_interval_and_end() -> None:
     assert "about 1m00s left" in lines[2]  # 60 s in, 300 of 600 done
 
 
+def test_a_resumed_count_starts_its_first_line_at_what_was_done() -> None:
+    out = io.StringIO()
+    progress = PlainProgress(Console(file=out, width=200), every_s=30, clock=Clock())
+    with progress:
+        ProgressBars(progress, "generated notes").count(1832, 2000)
+    assert out.getvalue().splitlines() == ["progress generated notes: 1832/2000 (92%), 0s elapsed"]
+
+
 def test_terminals_keep_rich_bars_and_files_get_plain_lines() -> None:
     assert isinstance(new_progress(Console(file=io.StringIO())), PlainProgress)
     terminal = new_progress(Console(file=io.StringIO(), force_terminal=True))
