@@ -19,6 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PERSON_FAMILIES = frozenset({"name", "relative"})  # relatives: names or words ("madre")
+QUASI_IDENTIFIER_FAMILIES = frozenset({"date", "age", "sex", "country", "place", "profession"})
+"""Kinds of PII shared by many people: a date, an age, a sex, a country, a town or a
+profession does not point at one person on its own, only next to more of the record."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,11 @@ def label_family(label: str) -> str | None:
         if any(word in key for word in family.keywords):
             return family.name
     return None
+
+
+def is_quasi_identifier(label: str) -> bool:
+    """Whether ``label`` is of a kind shared by many people (``QUASI_IDENTIFIER_FAMILIES``)."""
+    return label_family(label) in QUASI_IDENTIFIER_FAMILIES
 
 
 def is_person_label(label: str) -> bool:

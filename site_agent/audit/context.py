@@ -29,6 +29,7 @@ from site_agent.audit.policy import AuditPolicy
 from site_agent.privacy.grams import GramTable, RealGrams, identifying_columns, lookup_grams
 from site_agent.privacy.grams import real_grams as build_real_grams
 from site_agent.privacy.rouge import prefix_matrix
+from site_agent.privacy.specific import span_specificity
 from site_agent.privacy.subword import Unit, load_tokenizer, unit_stream
 from site_agent.privacy.tokens import TokenStream
 
@@ -119,13 +120,20 @@ class AuditContext:
         with ThreadPoolExecutor(max(workers, 1)) as pool:
             for unit, stream in zip(self.units, pool.map(self.stream, self.units), strict=True):
                 self._streams[unit] = stream
-        share = self.policy.filters.sensitive_ngram_min_share
+        filters = self.policy.filters
+        share = filters.sensitive_ngram_min_share
+        specific = (
+            span_specificity(self.real.documents)
+            if filters.sensitive_ngram_identifiers == "specific"
+            else None
+        )
         for key in plan.all_tables():
             if key in self._grams:
                 continue
             grams = build_real_grams(self.stream(key[0]), key[1])
             if key in plan.identifying:
-                self._identifying[key] = identifying_columns(grams, self.stream(key[0]), share)
+                real = self.stream(key[0])
+                self._identifying[key] = identifying_columns(grams, real, share, specific)
             if key[0] == "words" and key[1] in plan.counts:
                 grams = grams.with_counts()
             if plan.prefix is not None and key == ("words", plan.prefix[0]):

@@ -340,16 +340,57 @@ def build_gram_table(
     return lookup_grams(real_grams(real, n), synthetic, base)
 
 
+def window_identifying(
+    stream: TokenStream, starts: np.ndarray, n: int, min_share: float, specific: np.ndarray
+) -> np.ndarray:
+    """For each n-token window starting at ``starts``: whether it holds ``min_share`` or
+    more of one specific gold span's characters (``specific``: a flag per span of the
+    stream), or that share of each of two spans at once."""
+    if stream.pii_span is None or stream.pii_chars is None:
+        raise ValueError("window_identifying needs a real stream (with_pii=True)")
+    totals = stream.span_chars
+    found = np.zeros(len(starts), dtype=bool)
+    if not len(totals):
+        return found
+    rows = _SLICE // max(n, 1)
+    for begin in range(0, len(starts), rows):
+        index = starts[begin : begin + rows, None] + np.arange(n)
+        span = stream.pii_span[index]
+        run = stream.pii_chars[index].astype(np.int64)
+        for j in range(1, n):  # characters of the span so far, along each window
+            same = (span[:, j] == span[:, j - 1]) & (span[:, j] >= 0)
+            run[:, j] += np.where(same, run[:, j - 1], 0)
+        inside = span >= 0
+        held = inside & (run / np.where(inside, totals[np.maximum(span, 0)], 1) >= min_share)
+        # a span's tokens are consecutive: count each span once, where its run in the window ends
+        ends = np.ones_like(inside)
+        ends[:, :-1] = span[:, 1:] != span[:, :-1]
+        one_specific = (held & specific[np.maximum(span, 0)]).any(axis=1)
+        found[begin : begin + len(index)] = one_specific | ((held & ends).sum(axis=1) >= 2)
+    return found
+
+
 def identifying_columns(
-    table: RealGrams | GramTable, real: TokenStream, min_share: float
+    table: RealGrams | GramTable,
+    real: TokenStream,
+    min_share: float,
+    specific: np.ndarray | None = None,
 ) -> np.ndarray:
     """The n-grams of R* that, in at least one real occurrence, hold ``min_share`` or more of
     one gold span's characters (0: all of R*). With digit-by-digit tokenizers, a header line
-    plus the first digit of a date is in R* but says nothing about the date."""
+    plus the first digit of a date is in R* but says nothing about the date.
+
+    With ``specific`` (a flag per gold span of ``real``, ``privacy.specific``), only that
+    share of a specific span, or of two spans at once, counts: a date's day and month after
+    a form header, or an age, is shared by many patients and is not enough on its own."""
     if min_share <= 0:
         return table.sensitive
     occurrences = np.flatnonzero(table.sensitive[table.real_cols])
-    shares = window_shares(real, table.real_starts[occurrences], table.n)
+    starts = table.real_starts[occurrences]
+    if specific is None:
+        hit = window_shares(real, starts, table.n) >= min_share
+    else:
+        hit = window_identifying(real, starts, table.n, min_share, specific)
     chosen = np.zeros(len(table.vocab), dtype=bool)
-    chosen[table.real_cols[occurrences[shares >= min_share]]] = True
+    chosen[table.real_cols[occurrences[hit]]] = True
     return chosen

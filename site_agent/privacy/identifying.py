@@ -1,12 +1,14 @@
 """The real corpus's identifying n-grams as an index other notes can be checked against.
 
 The sensitive n-gram filter drops a synthetic note that shares with the real training notes
-an n-gram holding at least ``sensitive_ngram_min_share`` of one identifier (``grams``:
+an n-gram holding at least ``sensitive_ngram_min_share`` of one specific identifier or of two
+(``sensitive_ngram_identifiers``; ``grams``:
 :func:`~site_agent.privacy.grams.identifying_columns`), in words and in the generator's tokens.
 This index holds those n-grams' hashes, so a caller can count, before the audit runs, the
-n-grams it would drop a note for. The template filler uses it: a random date that shares
-day and month with one of the real dates is a chance collision that another draw removes
-(on MEDDOCAN, most of the template notes the audit dropped). The audit itself still decides.
+n-grams it would drop a note for. The template filler uses it: a random surrogate that
+shares an identifier's context with a real one (with ``all`` identifiers: a date's day and
+month after the same form header) is a chance collision that another draw removes. The
+audit itself still decides.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 
 from protocol import Document
 from site_agent.privacy.grams import identifying_columns, iter_ngrams, real_grams
+from site_agent.privacy.specific import span_specificity
 from site_agent.privacy.subword import Unit, load_tokenizer, unit_stream
 
 
@@ -32,6 +35,9 @@ class SensitiveNgramFilter(Protocol):
 
     @property
     def sensitive_ngram_min_share(self) -> float: ...
+
+    @property
+    def sensitive_ngram_identifiers(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -52,12 +58,15 @@ class IdentifyingIndex:
         if isinstance(tokenizer, str | Path):
             tokenizer = load_tokenizer(tokenizer)
         n = filters.sensitive_ngram_n
+        specific = (
+            span_specificity(real) if filters.sensitive_ngram_identifiers == "specific" else None
+        )
         hashes: dict[Unit, np.ndarray] = {}
         units: tuple[Unit, ...] = ("words", "tokens") if tokenizer is not None else ("words",)
         for unit in units:
             stream = unit_stream(real, unit, tokenizer, with_pii=True)
             table = real_grams(stream, n)
-            chosen = identifying_columns(table, stream, filters.sensitive_ngram_min_share)
+            chosen = identifying_columns(table, stream, filters.sensitive_ngram_min_share, specific)
             hashes[unit] = table.vocab[chosen]  # the vocabulary is sorted, so is this
         return cls(n=n, hashes=hashes, tokenizer=tokenizer)
 

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from protocol import Document
+from protocol import Document, Span
 from site_agent.privacy.tokens import is_word_char, lower_keep_length
 
 
@@ -57,10 +57,12 @@ def identifying_ngrams(
     n: int,
     min_share: float,
     tokens_of: Callable[[str], list[tuple[str, int, int]]] = word_spans,
+    specific: Callable[[Document, Span], bool] | None = None,
 ) -> set[tuple[str, ...]]:
     """n-grams that hold at least ``min_share`` (> 0) of one gold span's characters in some
     real occurrence. A token counts towards the last span starting before its end, with the
-    characters it shares with it; a span's whole is what all its tokens hold."""
+    characters it shares with it; a span's whole is what all its tokens hold. With
+    ``specific``, that share of one span it calls specific, or of two spans at once."""
     found: set[tuple[str, ...]] = set()
     for doc in real:
         tokens = tokens_of(doc.text)
@@ -79,7 +81,12 @@ def identifying_ngrams(
             for k, held in owner[i : i + n]:
                 if k >= 0:
                     window[k] += held
-            if any(held / whole[k] >= min_share for k, held in window.items()):
+            big = [k for k, held in window.items() if held / whole[k] >= min_share]
+            if specific is None:
+                counts = bool(big)
+            else:
+                counts = len(big) >= 2 or any(specific(doc, doc.spans[k]) for k in big)
+            if counts:
                 found.add(tuple(w for w, _, _ in tokens[i : i + n]))
     return found
 

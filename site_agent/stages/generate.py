@@ -125,7 +125,11 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
         "device": config.device,
         "time_budget": config.run.time_budget,  # may cut the amount and the token budget
         # the filler avoids what this filter would drop (template mode)
-        "identifying_ngrams": (filters.sensitive_ngram_n, filters.sensitive_ngram_min_share),
+        "identifying_ngrams": (
+            filters.sensitive_ngram_n,
+            filters.sensitive_ngram_min_share,
+            filters.sensitive_ngram_identifiers,
+        ),
     }
 
 

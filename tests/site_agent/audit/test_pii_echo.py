@@ -141,20 +141,21 @@ def test_surrogate_echoes_are_told_apart_from_real_gold_strings(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("surrogate", "identifying", "always"),
+    ("surrogate", "label", "identifying", "always"),
     [
-        ("Laura Vidal Mora", True, True),  # a fake full name points at the training text
-        ("45 años", False, True),  # a fake age says nothing: counted, not dropped
-        ("70 años", False, True),  # a gold age listed as a surrogate too: the gold rules
-        ("Madrid", False, True),  # common in the real notes' text
+        ("Laura Vidal Mora", "NOMBRE", True, True),  # a fake full name points at the training text
+        ("45 años", "EDAD", False, True),  # a fake age says nothing: counted, not dropped
+        ("70 años", "EDAD", False, True),  # a gold age listed as a surrogate too: the gold rules
+        ("Madrid", "EDAD", False, True),  # common in the real notes' text
+        ("Reino Unido", "PAIS", False, True),  # two capitalised words, but a country
     ],
 )
 def test_extra_surfaces_identify_by_the_gold_rules_unless_always(
-    surrogate: str, identifying: bool, always: bool
+    surrogate: str, label: str, identifying: bool, always: bool
 ) -> None:
     for strict, expected in ((False, identifying), (True, always)):
         settings = PiiEchoSettings(extra_always_identify=strict)
-        surfaces = {s.text: s for s in collect_surfaces(REAL, settings, [("EDAD", surrogate)])}
+        surfaces = {s.text: s for s in collect_surfaces(REAL, settings, [(label, surrogate)])}
         (key,) = [k for k in surfaces if k == " ".join(surrogate.lower().split())]
         assert surfaces[key].identifying is expected
         assert surfaces[key].origin == (

@@ -145,22 +145,27 @@ DATED = Document(
 
 
 @pytest.mark.parametrize(
-    ("synthetic_date", "share", "dropped"),
+    ("synthetic_date", "share", "identifiers", "dropped"),
     [
-        ("10 11 2001", 0.5, False),  # the header and "10": 2 of the date's 8 characters
-        ("10 11 2001", 0.0, True),  # any overlap, the sensitive recall's own definition
-        ("10 03 2001", 0.5, True),  # "10 03": half the date
-        ("10 03 2001", 0.75, False),
+        ("10 11 2001", 0.5, "all", False),  # the header and "10": 2 of the date's 8 characters
+        ("10 11 2001", 0.0, "all", True),  # any overlap, the sensitive recall's own definition
+        ("10 03 2001", 0.5, "all", True),  # "10 03": half the date
+        ("10 03 2001", 0.75, "all", False),
+        ("10 03 2001", 0.5, "specific", False),  # the default: a date alone is not specific
+        ("10 03 1940", 0.5, "specific", False),  # not even the whole date (PII echo counts it)
     ],
 )
 def test_the_filter_drops_notes_by_the_share_of_an_identifier_they_repeat(
-    tmp_path: Path, synthetic_date: str, share: float, dropped: bool
+    tmp_path: Path, synthetic_date: str, share: float, identifiers: str, dropped: bool
 ) -> None:
     real = Corpus(documents=(DATED,))
     note = Document(id="s0", text=f"{HEADER} {synthetic_date} en Teruel.")
-    policy = AuditPolicy(
-        filters=FilterSettings(enabled=("sensitive_ngram",), sensitive_ngram_min_share=share)
+    filters = FilterSettings(
+        enabled=("sensitive_ngram",),
+        sensitive_ngram_min_share=share,
+        sensitive_ngram_identifiers=identifiers,  # type: ignore[arg-type]
     )
+    policy = AuditPolicy(filters=filters)
     report = run_audit(real, Corpus(documents=(note,)), policy, tmp_path)
     before = report.measures["ngram_recall"]["before"]["words"]["10"]
     assert before["sensitive_recall"] > 0  # the paper's measure counts the header either way

@@ -29,8 +29,11 @@ CORPORA = st.tuples(documents("r"), documents("s"))
 
 
 @st.composite
-def named_documents(draw: st.DrawFn, prefix: str, max_docs: int = 4) -> list[Document]:
-    """Documents whose spans cover one to three whole words (at most two spans each)."""
+def named_documents(
+    draw: st.DrawFn, prefix: str, max_docs: int = 4, labels: tuple[str, ...] = ("NOMBRE",)
+) -> list[Document]:
+    """Documents whose spans cover one to three whole words (at most two spans each), each
+    span of one of ``labels``."""
     docs = []
     for i in range(draw(st.integers(1, max_docs))):
         words: list[str] = draw(st.lists(WORDS, min_size=1, max_size=16))
@@ -38,7 +41,8 @@ def named_documents(draw: st.DrawFn, prefix: str, max_docs: int = 4) -> list[Doc
         spans, k = [], draw(st.integers(0, len(words) - 1))
         while k < len(words) and len(spans) < 2 and draw(st.booleans()):
             last = min(len(words), k + draw(st.integers(1, 3)))
-            spans.append(Span(start=starts[k], end=starts[last] - 1, label="NOMBRE"))
+            label = draw(st.sampled_from(labels))
+            spans.append(Span(start=starts[k], end=starts[last] - 1, label=label))
             k = last + draw(st.integers(1, 3))
         docs.append(Document(id=f"{prefix}{i}", text=" ".join(words), spans=tuple(spans)))
     return docs

@@ -104,6 +104,40 @@ def test_nearest_real_ranks_the_copied_document_first() -> None:
     assert scores[0, 0] > scores[0, 1] >= 0
 
 
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    named_documents("r", labels=("NOMBRE", "FECHAS")),
+    named_documents("s"),
+    st.sampled_from([1, 2, 3, 5]),
+    st.sampled_from([0.2, 0.5, 0.75, 1.0]),
+)
+def test_identifying_ngrams_of_specific_identifiers_equal_the_reference(
+    real: list[Document], others: list[Document], n: int, share: float
+) -> None:
+    """The default rule: the share of one specific identifier (a name of two capitalised
+    words; never a date), or of two identifiers at once."""
+    from site_agent.audit.ngram_recall import docs_with_sensitive_ngrams
+    from site_agent.privacy.grams import identifying_columns
+    from site_agent.privacy.specific import is_specific, span_specificity
+
+    synth = [*others, *(Document(id=f"c{d.id}", text=d.text) for d in real)]
+    stream = word_stream(real, with_pii=True)
+    table = build_gram_table(stream, word_stream(synth), n)
+    chosen = identifying_columns(table, stream, share, span_specificity(real))
+    flagged = docs_with_sensitive_ngrams(table, chosen)
+    wanted = reference.identifying_ngrams(
+        real, n, share, specific=lambda doc, span: is_specific(doc.surface(span), span.label)
+    )
+    expected = [bool(wanted & set(reference.ngrams(reference.words(d.text), n))) for d in synth]
+    assert flagged.tolist() == expected
+    assert set(np.flatnonzero(chosen)) <= set(
+        np.flatnonzero(identifying_columns(table, stream, share))
+    )
+    filters = FilterSettings(sensitive_ngram_n=n, sensitive_ngram_min_share=share)
+    assert filters.sensitive_ngram_identifiers == "specific"  # the default
+    assert (IdentifyingIndex.build(real, filters).hits(synth) > 0).tolist() == expected
+
+
 @settings(max_examples=120, deadline=None, derandomize=True)
 @given(
     named_documents("r"),
@@ -129,5 +163,7 @@ def test_identifying_ngrams_equal_the_span_share_reference(
     expected = [bool(wanted & set(reference.ngrams(reference.words(d.text), n))) for d in synth]
     assert flagged.tolist() == expected
     # the index the template filler checks its notes against flags the same notes
-    filters = FilterSettings(sensitive_ngram_n=n, sensitive_ngram_min_share=share)
+    filters = FilterSettings(
+        sensitive_ngram_n=n, sensitive_ngram_min_share=share, sensitive_ngram_identifiers="all"
+    )
     assert (IdentifyingIndex.build(real, filters).hits(synth) > 0).tolist() == expected
