@@ -92,6 +92,12 @@ class RunHistory:
     invocations: int = 0
 
 
+def store_files(out_path: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The names of a generation store's files: the documents and their run's history."""
+    name = Path(out_path).name
+    return (name, _marker(Path(name)).name)
+
+
 def _marker(out_path: Path) -> Path:
     return out_path.with_name(out_path.name + ".run.json")
 
@@ -115,11 +121,14 @@ def _save_history(out_path: Path, history: RunHistory) -> None:
     atomic_write_text(_marker(out_path), json.dumps(record | {"invocations": history.invocations}))
 
 
-def _check_run(out_path: Path, digest: str) -> RunHistory:
-    """Refuse to append to a file that another run (other prompts or settings) started; the
-    history of this run so far otherwise."""
+def _check_run(out_path: Path, digest: str, replace: bool = False) -> RunHistory:
+    """Refuse to append to a file that another run (other prompts or settings) started, or
+    with ``replace`` start it over; the history of this run so far otherwise."""
     history = run_history(out_path)
     started = out_path.exists() and out_path.stat().st_size > 0
+    if history is not None and started and history.digest != digest and replace:
+        out_path.unlink()
+        started = False
     if history is not None and started:
         if history.digest != digest:
             raise ConfigError(
@@ -143,12 +152,15 @@ def generate_corpus(
     cuda_available: bool | None = None,
     check: EarlyCheck | None = None,
     check_after: int = 0,
+    replace_other_run: bool = False,
 ) -> Corpus:
     """Generate the planned documents into ``out_path`` (JSONL) and return them as a Corpus.
 
     ``check`` is called once with the documents so far and the plan, as soon as
     ``check_after`` are on disk (a resumed run checks before generating more; a plan smaller
-    than that is checked at the end); it stops the run by raising."""
+    than that is checked at the end); it stops the run by raising. A file that another run
+    (other prompts, model or settings) started is refused, or with ``replace_other_run``
+    (the pipeline's own store) started over."""
     from site_agent.models import resolve_model
 
     plan = as_plan(prompts, settings)
@@ -162,7 +174,7 @@ def generate_corpus(
             "settings": settings.model_dump(mode="json"),
         }
     )
-    earlier = _check_run(out, digest)
+    earlier = _check_run(out, digest, replace_other_run)
     done = load_done(out)
     if progress is not None and done:
         progress(len(done), plan.total)  # a resumed run's bar starts where the last one ended

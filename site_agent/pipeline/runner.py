@@ -208,18 +208,35 @@ def run_stage(
 
 
 def prepare_folder(
-    folder: Path, previous: StageRecord | None, digest: str, inputs: dict[str, str], fresh: bool
+    folder: Path,
+    previous: StageRecord | None,
+    digest: str,
+    inputs: dict[str, str],
+    fresh: bool,
+    keeps: Sequence[str] = (),
 ) -> None:
     """Empty the stage folder when its content is stale; keep it when a run can resume.
 
     Stale: a forced restart, or a record for other settings or inputs. A folder without a
     record, or with a failed record for the same settings and inputs, is kept so that a
-    resumable stage (generation) continues where it stopped.
+    resumable stage (generation) continues where it stopped. The files named in ``keeps``
+    (``Stage.keeps``: stores that check their own key) stay when only the settings changed:
+    not on a forced restart, nor when an input changed.
     """
-    same = previous is not None and previous.config_digest == digest
-    same = same and previous is not None and previous.input_hashes == inputs
-    if folder.exists() and (fresh or (previous is not None and not same)):
+    same_inputs = previous is not None and previous.input_hashes == inputs
+    same = same_inputs and previous is not None and previous.config_digest == digest
+    if not folder.exists() or not (fresh or (previous is not None and not same)):
+        return
+    if not keeps or fresh or not same_inputs:
         shutil.rmtree(folder)
+        return
+    for child in folder.iterdir():
+        if child.name in keeps:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
 
 
 class Placement(Protocol):
@@ -315,7 +332,9 @@ def run_stages(
                 report_ended(killed_message(killed, stage.memory_fix), console)
             if console is not None:
                 console.rule(f"[bold]{index:02d} {stage.name}[/] {stage.description}")
-            prepare_folder(folder, read_record(folder), digest, hashes, placement.fresh(folder))
+            prepare_folder(
+                folder, read_record(folder), digest, hashes, placement.fresh(folder), stage.keeps
+            )
             try:
                 record = run_stage(stage, config, folder, paths, hashes, progress)
             except Exception:

@@ -67,6 +67,12 @@ class Stage(Generic[C]):
     description: str = ""
     memory_fix: str = "free memory for it, or lower its batch size"
     """What to change when the kernel killed this stage (shown on the next run)."""
+    keeps: tuple[str, ...] = ()
+    """Files of the stage folder kept when it is emptied because its settings changed (not
+    on ``--from``, nor when an input changed): stores that check their own key (the
+    generator's partial store holds the digest of what it generated and starts over when
+    that differs), so a re-run for a setting they do not depend on (the filler's, the
+    audit's) does not throw away hours of work."""
 
 
 class StageRecord(ProtocolModel):

@@ -25,6 +25,7 @@ from protocol import Corpus, Document
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, write_corpus
 from shared.progress import ProgressBars
+from shared.provenance import config_digest
 from site_agent.adapt.recipe import this_machine
 from site_agent.audit.reference import generator_reference
 from site_agent.canaries.membership import is_membership_canary
@@ -33,7 +34,7 @@ from site_agent.generate.modes import GenerationMode, Labelled, SeedNotes
 from site_agent.generate.phi_rate import PhiRateCheck, check_phi_rate, real_rate
 from site_agent.generate.plan import GenerationPlan, plan_for_model, prompt_origin
 from site_agent.generate.prompts import prompt_renderer
-from site_agent.generate.run import RunHistory, run_history
+from site_agent.generate.run import RunHistory, run_history, store_files
 from site_agent.generate.settings import GenerationSettings
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.pseudonymise.records import read_surrogates, sensitive_surfaces
@@ -81,6 +82,7 @@ def run(
     raw = generate_corpus(
         plan, model, adapter_dir, settings, out_dir / PARTIAL_FILE, bars.count,
         check=check if settings.min_phi_rate > 0 else None, check_after=settings.phi_check_after,
+        replace_other_run=True,  # the stage's own store, kept across re-runs
     )  # fmt: skip
     return mode.label(raw, seeds, settings), len(plan.prompts)
 
@@ -114,6 +116,19 @@ def resumed_summary(before: RunHistory | None, after: RunHistory | None) -> dict
     same = before is not None and before.digest == after.digest
     earlier = before.seconds if same and before is not None else 0.0
     return {"generation_runs": after.invocations, "seconds_earlier_runs": round(earlier, 1)}
+
+
+def generator_digest(config: SiteConfig) -> str:
+    """The settings the generated notes depend on (not the filler's or the audit's): where
+    they changed, the kept store is started over."""
+    return config_digest(
+        {
+            "generation": config.generation.model_dump(mode="json"),
+            "base_model": config.adapt.base_model,
+            "device": config.device,
+            "time_budget": config.run.time_budget,
+        }
+    )
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
@@ -168,6 +183,7 @@ def _run(ctx: StageContext) -> StageOutput:
     summary["phi_prompt_share"] = settings.phi_prompt_share
     summary["phi_rate"] = checks[0].model_dump(mode="json") if checks else "not checked"
     summary |= resumed_summary(before, run_history(ctx.stage_dir / PARTIAL_FILE))
+    summary["generator_digest"] = generator_digest(config)
     return StageOutput(artifacts={"corpus": out_path}, summary=summary)
 
 
@@ -183,4 +199,5 @@ STAGE = Stage(
         "split.train",
     ),
     description="sample synthetic notes",
+    keeps=store_files(PARTIAL_FILE),  # a re-run for the filler's or audit's settings resumes
 )

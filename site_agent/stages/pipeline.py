@@ -62,9 +62,10 @@ class LeftToRun:
 
 def left_to_run(plan: RunPlan, config: SiteConfig, from_stage: str | None = None) -> LeftToRun:
     """The plan's hours less the stages already completed in ``config.work_dir`` under the
-    current settings (their ``stage.json``) and the share of the notes a stopped generation
-    saved; stages from ``from_stage`` on count in full. An estimate: inputs that changed
-    upstream are found only when the run gets there. Reads, never writes."""
+    current settings (their ``stage.json``) and the share of the notes a generation saved
+    (its store is kept when only settings it does not depend on changed); stages from
+    ``from_stage`` on count in full. An estimate: inputs that changed upstream are found only
+    when the run gets there. Reads, never writes."""
     from site_agent.stages.generate import PARTIAL_FILE
 
     hours, done, partly = 0.0, [], []
@@ -74,14 +75,23 @@ def left_to_run(plan: RunPlan, config: SiteConfig, from_stage: str | None = None
             done.append(estimate.stage)
             continue
         share = 1.0
-        kept = not rerun and (record is None or same)  # as prepare_folder keeps a folder
         partial = folder_of(config.work_dir, estimate.stage) / PARTIAL_FILE
         saved = _saved_notes(partial) if estimate.stage == "generate" else 0
-        if saved > 0 and kept:
+        if saved > 0 and not rerun and _store_kept(record, same, config):
             share = max(0.0, 1.0 - saved / max(plan.generation.notes, 1))
             partly.append(f"{estimate.stage}: {saved} of {plan.generation.notes} notes on disk")
         hours += estimate.hours * share
     return LeftToRun(hours, tuple(done), tuple(partly))
+
+
+def _store_kept(record: StageRecord | None, same: bool, config: SiteConfig) -> bool:
+    """Whether a generation store goes on: a stopped run of these settings, or a finished
+    one whose generator settings (``generator_digest``) are the current ones."""
+    from site_agent.stages.generate import generator_digest
+
+    if record is None or same:
+        return True
+    return record.summary.get("generator_digest") in (None, generator_digest(config))
 
 
 def _last_run(

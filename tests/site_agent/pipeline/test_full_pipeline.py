@@ -114,6 +114,58 @@ def test_rerun_skips_and_from_restarts(site: tuple[SiteConfig, Path]) -> None:
     assert [r.status for r in runs] == ["skipped"] * 6 + ["ran"] * 3
 
 
+def test_a_setting_the_generator_does_not_read_keeps_its_notes(
+    site: tuple[SiteConfig, Path], tmp_path: Path
+) -> None:
+    """An audit setting changes the generate stage's digest (the filler follows the audit's
+    filter), so the stage runs again: it fills the same notes anew from its kept store
+    without generating any. A generator setting starts the store over (no refusal); --from
+    empties it."""
+    import shutil
+
+    config, _ = site
+    work = config.work_dir  # in place (the store's key holds the adapter's path), restored after
+    backup = tmp_path / "backup"
+    shutil.copytree(work, backup)
+    try:
+        _keeps_its_notes(config, work)
+    finally:
+        shutil.rmtree(work)
+        shutil.move(backup, work)
+
+
+def _keeps_its_notes(config: SiteConfig, work: Path) -> None:
+    from site_agent.generate.run import run_history
+    from site_agent.stages.generate import PARTIAL_FILE
+
+    store = folder_of(work, "generate") / PARTIAL_FILE
+    notes, history = store.read_bytes(), run_history(store)
+    assert history is not None and history.invocations == 1
+
+    filters = config.audit.policy.filters.model_copy(update={"sensitive_ngram_identifiers": "all"})
+    policy = config.audit.policy.model_copy(update={"filters": filters})
+    audit = config.audit.model_copy(update={"policy": policy})
+    strict = config.model_copy(update={"audit": audit})
+    runs = {r.name: r for r in run_pipeline(strict)}
+    assert runs["generate"].status == "ran" and runs["audit"].status == "ran"
+    assert store.read_bytes() == notes and run_history(store) == history  # nothing generated
+    record = read_record(folder_of(work, "generate"))
+    assert record is not None and record.summary["generation_runs"] == 1
+
+    hotter = strict.model_copy(
+        update={"generation": strict.generation.model_copy(update={"top_p": 0.5})}
+    )
+    assert {r.name: r.status for r in run_pipeline(hotter)}["generate"] == "ran"
+    again = run_history(store)
+    assert again is not None and again.digest != history.digest and again.invocations == 1
+
+    written = store.stat().st_mtime_ns
+    run_pipeline(hotter, from_stage="generate")
+    fresh = run_history(store)  # emptied, then generated anew from scratch
+    assert fresh is not None and fresh.digest == again.digest and fresh.invocations == 1
+    assert store.stat().st_mtime_ns != written
+
+
 def _toml_ready(value: object) -> object:
     if isinstance(value, dict):
         return {k: _toml_ready(v) for k, v in value.items() if v is not None}
@@ -286,6 +338,17 @@ def test_a_resumed_run_is_told_what_is_left_of_the_estimate(
     moved = left_to_run(plan, changed)  # the old notes are not kept for other settings
     assert "generate" not in moved.done and moved.partly == ()
     assert moved.hours == pytest.approx(hours["generate"] + hours["export"])
+    filters = config.audit.policy.filters.model_copy(update={"sensitive_ngram_identifiers": "all"})
+    strict = config.audit.model_copy(
+        update={"policy": config.audit.policy.model_copy(update={"filters": filters})}
+    )
+    refill = left_to_run(plan, config.model_copy(update={"audit": strict}))
+    stored = len(
+        (folder_of(config.work_dir, "generate") / "generation.partial.jsonl")
+        .read_text()
+        .splitlines()
+    )
+    assert refill.partly == (f"generate: {stored} of {plan.generation.notes} notes on disk",)
 
     audit = read_record(folder_of(config.work_dir, "audit"))
     assert audit is not None and audited_notes(config) == audit.summary["kept"] > 0
