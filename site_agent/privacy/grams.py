@@ -269,25 +269,46 @@ def _counts(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> spars
     return matrix
 
 
-def window_shares(stream: TokenStream, starts: np.ndarray, n: int) -> np.ndarray:
-    """For each n-token window starting at ``starts``: the largest share of one gold span's
-    characters (as held by the stream's tokens) that the window holds; 0 outside PII."""
+def _require_spans(stream: TokenStream) -> None:
     if stream.pii_span is None or stream.pii_chars is None:
-        raise ValueError("window_shares needs a real stream (with_pii=True)")
-    totals = stream.span_chars
-    best = np.zeros(len(starts), dtype=np.float64)
-    if not len(totals):  # no token holds a span
-        return best
+        raise ValueError("a window's spans need a real stream (with_pii=True)")
+
+
+def _window_runs(stream: TokenStream, starts: np.ndarray, n: int) -> Iterator[WindowRuns]:
+    """The n-token windows starting at ``starts``, a slice of rows at a time: each token's
+    span (-1 for none) and the characters of that span held so far along the window."""
+    spans, chars = stream.pii_span, stream.pii_chars
+    assert spans is not None and chars is not None  # _require_spans
     rows = _SLICE // max(n, 1)
     for begin in range(0, len(starts), rows):
         index = starts[begin : begin + rows, None] + np.arange(n)
-        span = stream.pii_span[index]
-        run = stream.pii_chars[index].astype(np.int64)
+        span = spans[index]
+        run = chars[index].astype(np.int64)
         for j in range(1, n):  # characters of the span so far, along each window
             same = (span[:, j] == span[:, j - 1]) & (span[:, j] >= 0)
             run[:, j] += np.where(same, run[:, j - 1], 0)
-        whole = np.where(span >= 0, totals[np.maximum(span, 0)], 1)
-        best[begin : begin + len(index)] = (run / whole).max(axis=1)
+        whole = np.where(span >= 0, stream.span_chars[np.maximum(span, 0)], 1)
+        yield WindowRuns(slice(begin, begin + len(index)), span, run / whole)
+
+
+@dataclass(frozen=True)
+class WindowRuns:
+    """Rows ``rows`` of the windows: their tokens' spans and the share of each held so far."""
+
+    rows: slice
+    span: np.ndarray
+    share: np.ndarray
+
+
+def window_shares(stream: TokenStream, starts: np.ndarray, n: int) -> np.ndarray:
+    """For each n-token window starting at ``starts``: the largest share of one gold span's
+    characters (as held by the stream's tokens) that the window holds; 0 outside PII."""
+    _require_spans(stream)
+    best = np.zeros(len(starts), dtype=np.float64)
+    if not len(stream.span_chars):  # no token holds a span
+        return best
+    for part in _window_runs(stream, starts, n):
+        best[part.rows] = part.share.max(axis=1)
     return best
 
 
@@ -346,27 +367,18 @@ def window_identifying(
     """For each n-token window starting at ``starts``: whether it holds ``min_share`` or
     more of one specific gold span's characters (``specific``: a flag per span of the
     stream), or that share of each of two spans at once."""
-    if stream.pii_span is None or stream.pii_chars is None:
-        raise ValueError("window_identifying needs a real stream (with_pii=True)")
-    totals = stream.span_chars
+    _require_spans(stream)
     found = np.zeros(len(starts), dtype=bool)
-    if not len(totals):
+    if not len(stream.span_chars):
         return found
-    rows = _SLICE // max(n, 1)
-    for begin in range(0, len(starts), rows):
-        index = starts[begin : begin + rows, None] + np.arange(n)
-        span = stream.pii_span[index]
-        run = stream.pii_chars[index].astype(np.int64)
-        for j in range(1, n):  # characters of the span so far, along each window
-            same = (span[:, j] == span[:, j - 1]) & (span[:, j] >= 0)
-            run[:, j] += np.where(same, run[:, j - 1], 0)
-        inside = span >= 0
-        held = inside & (run / np.where(inside, totals[np.maximum(span, 0)], 1) >= min_share)
+    for part in _window_runs(stream, starts, n):
+        inside = part.span >= 0
+        held = inside & (part.share >= min_share)
         # a span's tokens are consecutive: count each span once, where its run in the window ends
         ends = np.ones_like(inside)
-        ends[:, :-1] = span[:, 1:] != span[:, :-1]
-        one_specific = (held & specific[np.maximum(span, 0)]).any(axis=1)
-        found[begin : begin + len(index)] = one_specific | ((held & ends).sum(axis=1) >= 2)
+        ends[:, :-1] = part.span[:, 1:] != part.span[:, :-1]
+        one_specific = (held & specific[np.maximum(part.span, 0)]).any(axis=1)
+        found[part.rows] = one_specific | ((held & ends).sum(axis=1) >= 2)
     return found
 
 
