@@ -30,7 +30,7 @@ from rich.table import Table
 
 from protocol import Document
 from site_agent.privacy.grams import identifying_columns, iter_ngrams, real_grams
-from site_agent.privacy.specific import span_specificity
+from site_agent.privacy.specific import identifier_flags
 from site_agent.privacy.subword import Unit, unit_stream
 
 RULES = ("all", "specific")
@@ -64,8 +64,7 @@ def attribute(
     out = []
     synth = unit_stream(synthetic, unit, tokenizer, with_pii=False)
     for rule in RULES:
-        specific = span_specificity(real) if rule == "specific" else None
-        chosen = identifying_columns(table, stream, share, specific)
+        chosen = identifying_columns(table, stream, share, identifier_flags(real, rule))
         held: dict[int, set[str]] = defaultdict(set)  # column -> labels it holds the share of
         for k in np.flatnonzero(chosen[table.real_cols]):
             start = int(table.real_starts[k])

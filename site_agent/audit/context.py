@@ -29,7 +29,7 @@ from site_agent.audit.policy import AuditPolicy
 from site_agent.privacy.grams import GramTable, RealGrams, identifying_columns, lookup_grams
 from site_agent.privacy.grams import real_grams as build_real_grams
 from site_agent.privacy.rouge import prefix_matrix
-from site_agent.privacy.specific import span_specificity
+from site_agent.privacy.specific import identifier_flags
 from site_agent.privacy.subword import Unit, load_tokenizer, unit_stream
 from site_agent.privacy.tokens import TokenStream
 
@@ -122,11 +122,7 @@ class AuditContext:
                 self._streams[unit] = stream
         filters = self.policy.filters
         share = filters.sensitive_ngram_min_share
-        specific = (
-            span_specificity(self.real.documents)
-            if filters.sensitive_ngram_identifiers == "specific"
-            else None
-        )
+        specific = identifier_flags(self.real.documents, filters.sensitive_ngram_identifiers)
         for key in plan.all_tables():
             if key in self._grams:
                 continue

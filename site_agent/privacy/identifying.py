@@ -22,7 +22,7 @@ import numpy as np
 
 from protocol import Document
 from site_agent.privacy.grams import identifying_columns, iter_ngrams, real_grams
-from site_agent.privacy.specific import span_specificity
+from site_agent.privacy.specific import identifier_flags
 from site_agent.privacy.subword import Unit, load_tokenizer, unit_stream
 
 
@@ -58,9 +58,7 @@ class IdentifyingIndex:
         if isinstance(tokenizer, str | Path):
             tokenizer = load_tokenizer(tokenizer)
         n = filters.sensitive_ngram_n
-        specific = (
-            span_specificity(real) if filters.sensitive_ngram_identifiers == "specific" else None
-        )
+        specific = identifier_flags(real, filters.sensitive_ngram_identifiers)
         hashes: dict[Unit, np.ndarray] = {}
         units: tuple[Unit, ...] = ("words", "tokens") if tokenizer is not None else ("words",)
         for unit in units:

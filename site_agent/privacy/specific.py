@@ -47,3 +47,9 @@ def span_specificity(docs: Sequence[Document]) -> np.ndarray:
     document's spans in order): whether it is specific."""
     flags = [is_specific(d.text[s.start : s.end], s.label) for d in docs for s in d.spans]
     return np.asarray(flags, dtype=bool)
+
+
+def identifier_flags(docs: Sequence[Document], identifiers: str) -> np.ndarray | None:
+    """What ``identifying_columns`` takes for ``[audit.policy.filters]
+    sensitive_ngram_identifiers``: the spans' specificity for "specific", None for "all"."""
+    return span_specificity(docs) if identifiers == "specific" else None
