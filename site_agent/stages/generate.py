@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import to_jsonable_python
 from rich.progress import Progress
 
 from protocol import Corpus, Document
@@ -121,24 +122,23 @@ def resumed_summary(before: RunHistory | None, after: RunHistory | None) -> dict
 def generator_digest(config: SiteConfig) -> str:
     """The settings the generated notes depend on (not the filler's or the audit's): where
     they changed, the kept store is started over."""
-    return config_digest(
-        {
-            "generation": config.generation.model_dump(mode="json"),
-            "base_model": config.adapt.base_model,
-            "device": config.device,
-            "time_budget": config.run.time_budget,
-        }
-    )
+    return config_digest(to_jsonable_python(_generator_settings(config)))
+
+
+def _generator_settings(config: SiteConfig) -> dict[str, Any]:
+    return {
+        "generation": config.generation,
+        "base_model": config.adapt.base_model,
+        "device": config.device,
+        "time_budget": config.run.time_budget,  # may cut the amount and the token budget
+    }
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:
     filters = config.audit.policy.filters
     return {
-        "generation": config.generation,
+        **_generator_settings(config),
         "surrogates": config.pseudonymise,
-        "base_model": config.adapt.base_model,
-        "device": config.device,
-        "time_budget": config.run.time_budget,  # may cut the amount and the token budget
         # the filler avoids what this filter would drop (template mode)
         "identifying_ngrams": (
             filters.sensitive_ngram_n,
