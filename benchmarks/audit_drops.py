@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 from protocol import Document
-from site_agent.privacy.grams import identifying_columns, iter_ngrams, real_grams
+from site_agent.privacy.grams import identifying_columns, iter_ngrams, real_grams, window_runs
 from site_agent.privacy.specific import identifier_flags
 from site_agent.privacy.subword import Unit, unit_stream
 
@@ -59,25 +59,16 @@ def attribute(
     stream = unit_stream(real, unit, tokenizer, with_pii=True)
     table = real_grams(stream, n)
     labels = [s.label for d in real for s in d.spans]  # the stream's span numbering
-    totals = stream.span_chars
-    assert stream.pii_span is not None and stream.pii_chars is not None
     out = []
     synth = unit_stream(synthetic, unit, tokenizer, with_pii=False)
     for rule in RULES:
         chosen = identifying_columns(table, stream, share, identifier_flags(real, rule))
         held: dict[int, set[str]] = defaultdict(set)  # column -> labels it holds the share of
-        for k in np.flatnonzero(chosen[table.real_cols]):
-            start = int(table.real_starts[k])
-            chars: Counter[int] = Counter()
-            for span, count in zip(
-                stream.pii_span[start : start + n].tolist(),
-                stream.pii_chars[start : start + n].tolist(),
-                strict=True,
-            ):
-                if span >= 0:
-                    chars[span] += count
-            column = int(table.real_cols[k])
-            held[column].update(labels[s] for s, c in chars.items() if c / totals[s] >= share)
+        occurrences = np.flatnonzero(chosen[table.real_cols])
+        for part in window_runs(stream, table.real_starts[occurrences], n):
+            cols = table.real_cols[occurrences[part.rows]]
+            for column, span, reached in zip(cols, part.span, part.share >= share, strict=True):
+                held[int(column)].update(labels[s] for s in span[reached & (span >= 0)])
         columns = np.flatnonzero(chosen)
         hashes = table.vocab[columns]  # the vocabulary is sorted, so is this
         notes: set[int] = set()

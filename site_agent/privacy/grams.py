@@ -274,9 +274,11 @@ def _require_spans(stream: TokenStream) -> None:
         raise ValueError("a window's spans need a real stream (with_pii=True)")
 
 
-def _window_runs(stream: TokenStream, starts: np.ndarray, n: int) -> Iterator[WindowRuns]:
-    """The n-token windows starting at ``starts``, a slice of rows at a time: each token's
-    span (-1 for none) and the characters of that span held so far along the window."""
+def window_runs(stream: TokenStream, starts: np.ndarray, n: int) -> Iterator[WindowRuns]:
+    """The n-token windows starting at ``starts`` of a real stream, a slice of rows at a
+    time: each token's span (-1 for none) and the share of that span held so far along the
+    window (at a span's last token in the window: all the window holds of it)."""
+    _require_spans(stream)
     spans, chars = stream.pii_span, stream.pii_chars
     assert spans is not None and chars is not None  # _require_spans
     rows = _SLICE // max(n, 1)
@@ -307,7 +309,7 @@ def window_shares(stream: TokenStream, starts: np.ndarray, n: int) -> np.ndarray
     best = np.zeros(len(starts), dtype=np.float64)
     if not len(stream.span_chars):  # no token holds a span
         return best
-    for part in _window_runs(stream, starts, n):
+    for part in window_runs(stream, starts, n):
         best[part.rows] = part.share.max(axis=1)
     return best
 
@@ -371,7 +373,7 @@ def window_identifying(
     found = np.zeros(len(starts), dtype=bool)
     if not len(stream.span_chars):
         return found
-    for part in _window_runs(stream, starts, n):
+    for part in window_runs(stream, starts, n):
         inside = part.span >= 0
         held = inside & (part.share >= min_share)
         # a span's tokens are consecutive: count each span once, where its run in the window ends
