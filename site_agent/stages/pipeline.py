@@ -64,20 +64,23 @@ def left_to_run(plan: RunPlan, config: SiteConfig, from_stage: str | None = None
     """The plan's hours less the stages already completed in ``config.work_dir`` under the
     current settings (their ``stage.json``) and the share of the notes a generation saved
     (its store is kept when only settings it does not depend on changed); stages from
-    ``from_stage`` on count in full. An estimate: inputs that changed upstream are found only
-    when the run gets there. Reads, never writes."""
+    ``from_stage`` on, and stages reading an artifact of a stage still to run, count in full
+    (their inputs will change). An estimate: an upstream input that changed on disk is found
+    only when the run gets there. Reads, never writes."""
     from site_agent.stages.generate import PARTIAL_FILE
 
+    inputs = {stage.name: {key.split(".")[0] for key in stage.inputs} for stage in STAGES}
     hours, done, partly = 0.0, [], []
     for estimate in plan.stages:
         rerun, record, same = _last_run(config, estimate.stage, from_stage)
-        if same and record is not None and record.status == "completed":
+        upstream = bool(inputs.get(estimate.stage, set()) - set(done))
+        if same and not upstream and record is not None and record.status == "completed":
             done.append(estimate.stage)
             continue
         share = 1.0
         partial = folder_of(config.work_dir, estimate.stage) / PARTIAL_FILE
         saved = _saved_notes(partial) if estimate.stage == "generate" else 0
-        if saved > 0 and not rerun and _store_kept(record, same, config):
+        if saved > 0 and not rerun and not upstream and _store_kept(record, same, config):
             share = max(0.0, 1.0 - saved / max(plan.generation.notes, 1))
             partly.append(f"{estimate.stage}: {saved} of {plan.generation.notes} notes on disk")
         hours += estimate.hours * share

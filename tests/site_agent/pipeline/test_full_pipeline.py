@@ -336,8 +336,10 @@ def test_a_resumed_run_is_told_what_is_left_of_the_estimate(
         update={"generation": config.generation.model_copy(update={"top_p": 0.5})}
     )
     moved = left_to_run(plan, changed)  # the old notes are not kept for other settings
-    assert "generate" not in moved.done and moved.partly == ()
-    assert moved.hours == pytest.approx(hours["generate"] + hours["export"])
+    later = names[names.index("generate") :]
+    assert moved.done == tuple(names[: names.index("generate")]) and moved.partly == ()
+    # the stages that read the new notes run again too, though their own settings are the same
+    assert moved.hours == pytest.approx(sum(hours[n] for n in later))
     filters = config.audit.policy.filters.model_copy(update={"sensitive_ngram_identifiers": "all"})
     strict = config.audit.model_copy(
         update={"policy": config.audit.policy.model_copy(update={"filters": filters})}
@@ -349,6 +351,7 @@ def test_a_resumed_run_is_told_what_is_left_of_the_estimate(
         .splitlines()
     )
     assert refill.partly == (f"generate: {stored} of {plan.generation.notes} notes on disk",)
+    assert refill.done == tuple(names[: names.index("generate")])  # annotate reads new notes
 
     audit = read_record(folder_of(config.work_dir, "audit"))
     assert audit is not None and audited_notes(config) == audit.summary["kept"] > 0
@@ -358,7 +361,9 @@ def test_a_resumed_run_is_told_what_is_left_of_the_estimate(
     other = config.audit.model_copy(update={"policy": policy})
     assert audited_notes(config.model_copy(update={"audit": other})) is None
 
-    stopped = tmp_path / "work"
+    stopped = tmp_path / "work"  # a run killed in generation: the stages before it finished
+    for name in names[: names.index("generate")]:
+        shutil.copytree(folder_of(config.work_dir, name), folder_of(stopped, name))
     partial = folder_of(stopped, "generate") / "generation.partial.jsonl"
     partial.parent.mkdir(parents=True)
     source = folder_of(config.work_dir, "generate") / "generation.partial.jsonl"
@@ -367,9 +372,12 @@ def test_a_resumed_run_is_told_what_is_left_of_the_estimate(
     before = partial.read_bytes()
     half = left_to_run(plan, config.model_copy(update={"work_dir": stopped}))
     notes = plan.generation.notes
-    assert half.done == () and half.partly == (f"generate: 3 of {notes} notes on disk",)
-    left = sum(hours.values()) - hours["generate"] * 3 / notes
-    assert half.hours == pytest.approx(left)
+    assert half.done == tuple(names[: names.index("generate")])
+    assert half.partly == (f"generate: 3 of {notes} notes on disk",)
+    assert half.hours == pytest.approx(sum(hours[n] for n in later) - hours["generate"] * 3 / notes)
+    shutil.rmtree(folder_of(stopped, "adapt"))  # a new adapter: the saved notes are not its
+    fresh = left_to_run(plan, config.model_copy(update={"work_dir": stopped}))
+    assert fresh.partly == () and "adapt" not in fresh.done
     assert partial.read_bytes() == before  # the torn line is left to the run itself
     shutil.rmtree(stopped)
 
