@@ -70,7 +70,7 @@ def left_to_run(plan: RunPlan, config: SiteConfig, from_stage: str | None = None
     from site_agent.stages.generate import PARTIAL_FILE
 
     inputs = {stage.name: {key.split(".")[0] for key in stage.inputs} for stage in STAGES}
-    hours, done, partly = 0.0, [], []
+    hours, done, partly = 0.0, list[str](), list[str]()
     for estimate in plan.stages:
         rerun, record, same = _last_run(config, estimate.stage, from_stage)
         upstream = bool(inputs.get(estimate.stage, set()) - set(done))
