@@ -34,6 +34,7 @@ from site_agent.adapt.recipe import (
 )
 from site_agent.config import SiteConfig
 from site_agent.generate.settings import GenerationSettings
+from site_agent.stages.knobs import generation_mode
 
 # e5-small on full MEDDOCAN with the default recipe (micro-batches of 4), idle AMD EPYC with
 # AVX-512 BF16, 2026-11-27 (`python benchmarks/annotator.py multilingual-e5-small --epochs 2
@@ -50,7 +51,11 @@ ANNOTATOR_GB = {False: 3.9, True: 5.3}  # e5-small, float32 / bf16; MiniLM 4.2 (
 AUDIT_GB = 2.9  # the full audit at 10,000 x 100,000 notes: 2.89 GB (benchmarks/README.md)
 SMALL_GB = 0.5  # split, pseudonymise: corpus-sized Python objects (0.47-0.56 GB measured)
 EXPORT_GB = 2.5  # export checks the synthetic encoder: 1.36-2.53 GB (stage_memory.py, 11-27)
-AUDIT_S = 60.0  # 41 s at 10,000 x 100,000 notes (benchmarks/README.md)
+# The audit stage on full MEDDOCAN (2,177,370 characters of training and validation notes,
+# 1,939 template-mode notes of 5,641,789 characters, Gemma 3's tokenizer), idle AMD EPYC,
+# 2026-11-27 19:11 UTC, its ``timings_s``: the real side 4.37 s, the synthetic side 5.86 s.
+AUDIT_S_PER_REAL_CHAR = 4.37 / 2_177_370
+AUDIT_S_PER_SYNTHETIC_CHAR = 5.86 / 5_641_789
 
 
 class StageEstimate(ProtocolModel):
@@ -174,6 +179,13 @@ def _estimates(
         train, cost, new_tokens, words_per_token, config.annotator.training.chunk_words
     )
     syn_chunks = budget.notes * per_note
+    mode = generation_mode(config)
+    machine_labels = mode.spans == "annotator"
+    real_chars = sum(len(d.text) for d in train.documents) * (1 + n_validation / max(1, len(train)))
+    audit_s = (
+        real_chars * AUDIT_S_PER_REAL_CHAR
+        + budget.notes * _note_characters(train, cost, new_tokens) * AUDIT_S_PER_SYNTHETIC_CHAR
+    )
     trained_notes = budget.notes if kept is None else kept  # what the audit kept, once known
     kept_chunks = trained_notes * per_note
     syn_epochs = epochs_for(kept_chunks, config.annotator.training)  # PHI statistics unknown
@@ -208,10 +220,16 @@ def _estimates(
             f"notes, {config.generation.batch_size} at a time; {cost.tokens_per_second:g} tok/s",
         ),
         StageEstimate(
-            stage="annotate", hours=_h(LOAD_S + _infer_seconds(syn_chunks, bf16)),
-            peak_gb=annotator_gb, basis="inference over the synthetic chunks",
+            stage="annotate",
+            hours=_h(LOAD_S + _infer_seconds(syn_chunks, bf16)) if machine_labels else 0.0,
+            peak_gb=annotator_gb if machine_labels else SMALL_GB,
+            basis="inference over the synthetic chunks" if machine_labels
+            else f"the {mode.name} mode's spans are kept as the generator wrote them",
         ),
-        StageEstimate(stage="audit", hours=_h(AUDIT_S), peak_gb=AUDIT_GB, basis="audit_scale.py"),
+        StageEstimate(
+            stage="audit", hours=_h(audit_s), peak_gb=AUDIT_GB,
+            basis="s per real and synthetic character of the full MEDDOCAN audit",
+        ),
         StageEstimate(
             stage="train-synthetic", hours=_h(syn_s + _infer_seconds(test_chunks, bf16)),
             peak_gb=annotator_gb, basis=f"{trained}; {annotator}",
@@ -227,6 +245,14 @@ def _note_tokens(train: Corpus, cost: GeneratorCost) -> list[float]:
     return [tokens_of(cost, len(d.text)) for d in train.documents]
 
 
+def _note_characters(train: Corpus, cost: GeneratorCost, cap: int) -> float:
+    """Characters of a synthetic note, the notes as long as the training notes (at most
+    ``cap`` tokens)."""
+    per_token = 1 / max(tokens_of(cost, 1.0), 1e-9)
+    lengths = [min(len(d.text), cap * per_token) for d in train.documents] or [cap * per_token]
+    return sum(lengths) / len(lengths)
+
+
 def _chunks_per_note(
     train: Corpus, cost: GeneratorCost, cap: int, words_per_token: float, chunk_words: int
 ) -> float:
@@ -237,7 +263,7 @@ def _chunks_per_note(
 
 
 def _h(seconds: float) -> float:
-    return round(seconds / 3600, 2)
+    return round(seconds / 3600, 4)  # to 0.36 s: the short stages are compared too
 
 
 def _words_per_token(train: Corpus, cost: GeneratorCost) -> float:
@@ -343,8 +369,18 @@ def plan_lines(plan: RunPlan) -> list[str]:
         f"estimate for this machine ({plan.machine.memory_gb:.0f} GB, {plan.machine.cores} cores; "
         f"unit costs of an idle 2-core CPU, so an estimate): about {plan.hours:.1f} h in all",
     ]
-    lines += [f"  - {s.stage}: {s.hours:.2f} h, peak about {s.peak_gb:.1f} GB" for s in plan.stages]
+    lines += [
+        f"  - {s.stage}: {_duration(s.hours)}, peak about {s.peak_gb:.1f} GB" for s in plan.stages
+    ]
     return lines
+
+
+def _duration(hours: float) -> str:
+    """Hours as an operator reads them: ``2.45 h``, ``12 min``, ``under a minute``."""
+    if hours >= 0.1:
+        return f"{hours:.2f} h"
+    minutes = hours * 60
+    return f"{minutes:.0f} min" if minutes >= 1 else "under a minute"
 
 
 def applied_generation(config: SiteConfig, plan: RunPlan) -> GenerationSettings:

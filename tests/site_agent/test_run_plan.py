@@ -235,3 +235,36 @@ def test_the_preflight_prices_the_sites_own_validation_and_test_files(tmp_path: 
     assert annotator_hours(plan_given) == annotator_hours(expected)
     assert annotator_hours(plan_given) > annotator_hours(plan_run(given, train, machine)) + 0.01
     assert annotator_hours(plan_given) > annotator_hours(plan_alone) + 0.01
+
+
+@pytest.mark.parametrize(("mode", "machine_labels"), [("template", False), ("annotate", True)])
+def test_the_annotate_stage_is_priced_only_where_the_annotator_labels_the_notes(
+    mode: str, machine_labels: bool
+) -> None:
+    """The template and tagged modes keep the generator's spans (the stage copies a file);
+    the annotate mode runs the gold annotator over every synthetic chunk."""
+    plan = plan_run(_config(generation={"mode": mode}), _train(40, 40), Machine(memory_gb=24))
+    annotate = plan.stages[STAGE_NAMES.index("annotate")]
+    assert (annotate.hours > 0) is machine_labels
+    assert ("kept as the generator wrote them" in annotate.basis) is not machine_labels
+
+
+def test_the_audit_is_priced_by_the_characters_it_reads() -> None:
+    """Real (training and validation) and synthetic characters at the full MEDDOCAN audit's
+    unit costs: twice the notes, twice the synthetic share."""
+    from site_agent.stages.run_plan import AUDIT_S_PER_REAL_CHAR, AUDIT_S_PER_SYNTHETIC_CHAR
+
+    def audit(notes: int, n_validation: int) -> float:
+        config = _config(generation={"amount": notes / 400, "max_new_tokens": 100_000})
+        plan = plan_run(config, train, Machine(memory_gb=24), n_validation)
+        assert plan.generation.notes == notes
+        return plan.stages[STAGE_NAMES.index("audit")].hours * 3600
+
+    text = "Paciente Ana Ruiz ingresa por dolor toracico. " * 200
+    train = Corpus(documents=tuple(Document(id=f"d{i}", text=text) for i in range(400)))
+    real = 400 * len(text) * 1.5 * AUDIT_S_PER_REAL_CHAR  # 200 validation notes as long
+    per_note = len(text) * AUDIT_S_PER_SYNTHETIC_CHAR  # no token cap reached
+    assert real > 10 and 4_000 * per_note > 30
+    assert audit(4_000, 200) == pytest.approx(real + 4_000 * per_note, rel=0.02)
+    assert audit(8_000, 200) - audit(4_000, 200) == pytest.approx(4_000 * per_note, rel=0.02)
+    assert audit(4_000, 0) == pytest.approx(real / 1.5 + 4_000 * per_note, rel=0.02)
