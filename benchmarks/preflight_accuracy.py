@@ -7,7 +7,9 @@ Reads the work dir's ``run-plan.json`` (the estimate ``site-agent synthesize`` p
 and each stage's ``stage.json`` (wall seconds and peak RSS of the run that completed it), and
 prints one row per stage: estimated and measured hours, measured / estimated, whether that is
 within 30% (issue 29's bar), and the two peaks. ``--paused STAGE=SECONDS`` takes out the time
-the stage's process was stopped (SIGSTOP) while another job had the cores. A generate stage
+the stage's process was stopped (SIGSTOP) while another job had the cores. ``--site-config
+site.toml`` prices the run again with this checkout's pre-flight (the same corpus, machine and
+work dir state, e.g. the notes the audit kept) instead of reading the saved plan. A generate stage
 resumed over several invocations adds its earlier invocations' generating seconds (its
 ``seconds_earlier_runs``); ``--extra STAGE=SECONDS`` adds time no record holds (a run from a
 version that did not keep it). Stages that were
@@ -81,6 +83,21 @@ def accuracy_rows(
     return rows
 
 
+def _replan(site_config: Path) -> RunPlan | None:
+    """This checkout's pre-flight of the run ``site_config`` describes, as ``synthesize``
+    would price it now (its work dir as it stands)."""
+    from site_agent.config import load_site_config
+    from site_agent.stages.preflight import run_preflight
+
+    return run_preflight(load_site_config(site_config))
+
+
+def _duration(hours: float | None) -> str:
+    if hours is None:
+        return ""
+    return f"{hours:.2f} h" if hours >= 0.1 else f"{hours * 3600:.0f} s"
+
+
 def _pairs(values: list[str], flag: str) -> dict[str, float]:
     out = {}
     for value in values:
@@ -103,8 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("work", type=Path, help="the site's work dir (holds run-plan.json)")
     parser.add_argument("--paused", action="append", default=[], metavar="STAGE=SECONDS")
     parser.add_argument("--extra", action="append", default=[], metavar="STAGE=SECONDS")
+    parser.add_argument(
+        "--site-config", type=Path, help="price the run again with this code's pre-flight"
+    )
     args = parser.parse_args(argv)
-    plan = read_plan(args.work)
+    plan = read_plan(args.work) if args.site_config is None else _replan(args.site_config)
     if plan is None:
         print(
             f"{args.work}: no readable run-plan.json; fix: pass the work dir of a run",
@@ -116,14 +136,14 @@ def main(argv: list[str] | None = None) -> int:
         plan, records, _pairs(args.paused, "--paused"), _pairs(args.extra, "--extra")
     )
     table = Table(title=f"pre-flight estimate against the run, {args.work}")
-    for column in ("stage", "status", "estimate h", "measured h", "measured / estimate",
+    for column in ("stage", "status", "estimate", "measured", "measured / estimate",
                    f"within {BAR:.0%}", "estimate GB", "peak GB"):  # fmt: skip
         table.add_column(column)
     for row in rows:
         within = {True: "yes", False: "no", None: ""}[row["within"]]
         table.add_row(
-            row["stage"], row["status"], f"{row['estimated_h']:.2f}",
-            _fmt(row["measured_h"], "{:.2f}"), _fmt(row["ratio"], "{:.2f}"), within,
+            row["stage"], row["status"], _duration(row["estimated_h"]),
+            _duration(row["measured_h"]), _fmt(row["ratio"], "{:.2f}"), within,
             f"{row['estimated_gb']:.1f}", _fmt(row["measured_gb"], "{:.1f}"),
         )  # fmt: skip
     Console(width=140).print(table)

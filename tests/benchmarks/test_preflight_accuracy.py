@@ -102,3 +102,33 @@ def test_reads_a_work_dir_and_refuses_one_without_a_plan(
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert bad.returncode != 0 and "expected STAGE=SECONDS" in bad.stderr
+
+
+def test_the_run_is_priced_again_from_its_site_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--site-config`` needs no saved plan: this code's pre-flight of the same corpus, set
+    against the records in the work dir (short stages in seconds)."""
+    from shared.corpus_io import write_corpus
+
+    text = "Paciente Ana Ruiz, 54 años, ingresa el 3 de mayo. " * 4
+    notes = tuple(
+        Document(id=f"n{i}", text=text, spans=(Span(start=9, end=17, label="NOMBRE"),))
+        for i in range(20)
+    )
+    write_corpus(Corpus(documents=notes, labels=("NOMBRE",)), tmp_path / "c.jsonl")
+    work = tmp_path / "work"
+    site = tmp_path / "site.toml"
+    site.write_text(
+        f'site_id = "h"\nwork_dir = "{work}"\n[corpus]\npath = "{tmp_path / "c.jsonl"}"\n'
+    )
+    audit = folder_of(work, "audit")
+    audit.mkdir(parents=True)
+    atomic_write_text(audit / STAGE_RECORD, _record("audit", 7).model_dump_json())
+    assert main([str(work)]) == 2  # nothing saved a plan there
+    capsys.readouterr()
+    assert main([str(work), "--site-config", str(site)]) == 0
+    out = capsys.readouterr().out
+    audit_row = next(line for line in out.splitlines() if "│ audit" in line)
+    assert "completed" in audit_row and "7 s" in audit_row
+    assert not (work / PLAN_FILE).exists()  # priced, not saved
