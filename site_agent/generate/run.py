@@ -20,7 +20,7 @@ from protocol import Corpus, Document
 from shared.atomic import atomic_write_text
 from shared.corpus_io.sidecar import file_sidecar, write_corpus_sidecar
 from shared.errors import ConfigError
-from shared.provenance import config_digest, make_provenance
+from shared.provenance import config_digest, make_provenance, sha256_tree
 from site_agent.generate.backend import (
     GenerationBackend,
     PromptJob,
@@ -170,7 +170,8 @@ def generate_corpus(
         {
             "plan": plan.model_dump(mode="json"),
             "model": str(model),
-            "adapter": str(adapter),
+            # by content: a work dir moved elsewhere (the adapter with it) resumes its store
+            "adapter": sha256_tree(adapter_dir) if adapter_dir is not None else None,
             "settings": settings.model_dump(mode="json"),
         }
     )

@@ -171,3 +171,25 @@ def test_the_stage_adds_earlier_invocations_of_the_same_run_only() -> None:
     assert resumed_summary(earlier, after)["seconds_earlier_runs"] == 100.0
     assert resumed_summary(RunHistory("other", 100.0, 2), after)["seconds_earlier_runs"] == 0
     assert resumed_summary(earlier, None) == {}
+
+
+def test_a_moved_adapter_resumes_its_store_and_another_one_is_refused(tmp_path: Path) -> None:
+    """The store's run key holds the adapter's content, not its folder: a work dir moved
+    elsewhere goes on where it stopped; retrained weights at the same path do not."""
+    adapter = tmp_path / "work" / "adapter"
+    adapter.mkdir(parents=True)
+    (adapter / "adapter_model.safetensors").write_bytes(b"weights v1")
+    out = tmp_path / "syn.jsonl"
+    with pytest.raises(Killed):
+        generate_corpus(PLAN, "org/tiny", adapter, FAKE, out, progress=_kill_after(1))
+    moved = tmp_path / "moved" / "adapter"
+    moved.parent.mkdir()
+    adapter.rename(moved)
+    seen: list[int] = []
+    corpus = generate_corpus(
+        PLAN, "org/tiny", moved, FAKE, out, progress=lambda done, _total: seen.append(done)
+    )
+    assert seen[0] == 2 and len(corpus) == PLAN.total  # resumed after the first batch
+    (moved / "adapter_model.safetensors").write_bytes(b"weights v2")
+    with pytest.raises(ConfigError, match="another generation run"):
+        generate_corpus(PLAN, "org/tiny", moved, FAKE, out)
