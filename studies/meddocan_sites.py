@@ -175,6 +175,30 @@ def write_site(
     return config
 
 
+def price_sites(configs: list[Path]) -> list[str]:
+    """Each site's pre-flight on this machine and what is left of it in its work dir, then
+    the sum: the pipelines share the cores, so their hours add up whatever ``--jobs`` is."""
+    from site_agent.config import load_site_config
+    from site_agent.stages.pipeline import left_to_run
+    from site_agent.stages.preflight import run_preflight
+
+    lines, total = [], 0.0
+    for path in configs:
+        config = load_site_config(path)
+        plan = run_preflight(config)
+        if plan is None:
+            lines.append(f"{config.site_id}: not priced (its corpus cannot be read yet)")
+            continue
+        left = left_to_run(plan, config).hours
+        total += left
+        lines.append(
+            f"{config.site_id}: pre-flight about {plan.hours:.1f} h on this machine, "
+            f"{left:.1f} h of it left to run ({plan.generation.notes} notes to generate)"
+        )
+    lines.append(f"site pipelines: about {total:.1f} h left in all, then the rounds")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="deid-studies meddocan-sites", description=__doc__.split("\n")[0]
@@ -209,6 +233,8 @@ def main(argv: list[str] | None = None) -> None:
         labels = len(corpus.labels)
         print(f"{site}: {len(cases)} cases, {len(journals)} journal(s), {labels} labels")
     if not args.skip_pipelines:
+        for line in price_sites(configs):
+            print(line)
         run_site_pipelines(configs, jobs)
     report = args.out / "report"
     subprocess.run(

@@ -132,3 +132,35 @@ def test_each_site_runs_on_the_product_defaults(
     assert config.adapt.max_steps == adapt_steps
     adapt = config.adapt.model_dump(exclude={"cpu_threads", "max_steps"})
     assert adapt == default.adapt.model_dump(exclude={"cpu_threads", "max_steps"})
+
+
+def test_the_study_prices_its_site_pipelines_before_running_them(
+    study: ModuleType, tmp_path: Path
+) -> None:
+    """Every site's pre-flight hours and what is left of them, and their sum, as the pipeline
+    would price each site (nothing has run: all of it is left)."""
+    import argparse
+
+    from site_agent.config import load_site_config
+    from site_agent.stages.preflight import run_preflight
+
+    args = argparse.Namespace(threads=1, adapt_steps=None, min_validation_recall=0.3)
+    text = "Paciente Ana Ruiz ingresa por dolor toracico en Madrid. " * 6
+    configs = []
+    for site in ("hospital-full", "hospital-partial"):
+        cases = [
+            {"id": f"c{i}", "text": text, "spans": [{"start": 9, "end": 17, "label": NAME}],
+             "source": "J1"}
+            for i in range(30)
+        ]  # fmt: skip
+        corpus, mapping = study.site_corpus(site, cases)
+        configs.append(study.write_site(tmp_path, site, corpus, mapping, args))
+    lines = study.price_sites(configs)
+    hours = []
+    for config, line in zip(configs, lines, strict=False):
+        plan = run_preflight(load_site_config(config))
+        assert plan is not None and plan.hours > 0
+        hours.append(plan.hours)
+        assert line.startswith(f"{config.parent.name}: pre-flight about {plan.hours:.1f} h")
+        assert f"{plan.hours:.1f} h of it left to run" in line
+    assert lines[-1] == f"site pipelines: about {sum(hours):.1f} h left in all, then the rounds"
