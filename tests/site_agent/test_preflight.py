@@ -72,3 +72,30 @@ def test_synthesize_prints_the_preflight_before_anything_runs(tmp_path: Path) ->
     assert err.index("pre-flight") < err.index("no-such-generator")
     assert "PHI density" in err and "notes without PHI" in err
     assert "too rare to learn" in err and "sparse-PHI recipe" in err
+
+
+def test_validate_prices_the_run_on_the_split_synthesize_will_train_on(tmp_path: Path) -> None:
+    """The plan's notes are those of the training split the split stage cuts from the corpus
+    (under site.toml's fractions), not of the whole corpus, as ``synthesize`` prices them."""
+    from site_agent.config import build_site_config
+    from site_agent.stages.split import split_sizes
+
+    path = tmp_path / "c.jsonl"
+    write_corpus(corpus(80, 0), path)
+    (tmp_path / "site.toml").write_text(
+        'site_id = "h"\n[corpus]\npath = "c.jsonl"\n[split]\ntest_fraction = 0.5\n',
+        encoding="utf-8",
+    )
+    for extra, fractions in (([], {}), (["--site-config", "site.toml"], {"test_fraction": 0.5})):
+        config = build_site_config(
+            {"site_id": "h", "corpus": {"path": str(path)}, "split": fractions}
+        )
+        n_train = len(split_sizes(config)[0])
+        assert n_train < 80
+        done = subprocess.run(
+            ["site-agent", "validate", "c.jsonl", *extra],
+            cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        out = " ".join(done.stdout.split())
+        assert f"100% of {n_train} training notes hold PHI" in out

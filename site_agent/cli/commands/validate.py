@@ -60,17 +60,28 @@ def print_plan(plan: RunPlan, console: Console) -> None:
         console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
 
 
-def run_plan_for(corpus: Corpus, site_config: Path | None) -> RunPlan:
-    """The run plan of ``corpus`` as the training split, under ``site_config`` or defaults."""
+def run_plan_for(
+    corpus: Corpus, path: Path, fmt: str | None, site_config: Path | None
+) -> RunPlan:
+    """The run plan of the corpus at ``path`` under ``site_config`` (or the defaults), priced
+    as ``synthesize`` would: on the training split the split stage will cut from it (the
+    site's own validation and test files where site.toml names them)."""
     from site_agent.adapt.recipe import this_machine
     from site_agent.config import build_site_config, load_site_config
+    from site_agent.stages.preflight import run_preflight
     from site_agent.stages.run_plan import plan_run
 
     if site_config is not None:
         config = load_site_config(site_config)
     else:
-        config = build_site_config({"site_id": "validate", "corpus": {"path": "corpus.jsonl"}})
-    return plan_run(config, corpus, this_machine())
+        config = build_site_config({"site_id": "validate", "corpus": {"path": str(path)}})
+    same = config.corpus.path.resolve() == path.resolve()
+    fmt = fmt if fmt is not None else (config.corpus.format if same else None)
+    config = config.model_copy(
+        update={"corpus": config.corpus.model_copy(update={"path": path.resolve(), "format": fmt})}
+    )
+    plan = run_preflight(config)
+    return plan if plan is not None else plan_run(config, corpus, this_machine())
 
 
 def register(app: typer.Typer) -> None:
@@ -111,7 +122,7 @@ def register(app: typer.Typer) -> None:
         console.print(diagnostics_table(diagnostics))
         console.print(label_table(diagnostics))
         print_preflight(preflight(loaded, annotator_settings(site_config)), console)
-        print_plan(run_plan_for(loaded, site_config), console)
+        print_plan(run_plan_for(loaded, corpus, fmt, site_config), console)
         if json_out is not None:
             stamped = diagnostics.model_copy(
                 update={
