@@ -60,9 +60,7 @@ def print_plan(plan: RunPlan, console: Console) -> None:
         console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
 
 
-def run_plan_for(
-    corpus: Corpus, path: Path, fmt: str | None, site_config: Path | None
-) -> RunPlan:
+def run_plan_for(corpus: Corpus, path: Path, fmt: str | None, site_config: Path | None) -> RunPlan:
     """The run plan of the corpus at ``path`` under ``site_config`` (or the defaults), priced
     as ``synthesize`` would: on the training split the split stage will cut from it (the
     site's own validation and test files where site.toml names them)."""
