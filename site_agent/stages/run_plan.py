@@ -50,6 +50,7 @@ LOAD_S = 15.0  # load an encoder or generator, save its weights
 ANNOTATOR_GB = {False: 3.9, True: 5.3}  # e5-small, float32 / bf16; MiniLM 4.2 (float32)
 AUDIT_GB = 2.9  # the full audit at 10,000 x 100,000 notes: 2.89 GB (benchmarks/README.md)
 SMALL_GB = 0.5  # split, pseudonymise: corpus-sized Python objects (0.47-0.56 GB measured)
+COPY_GB = 1.0  # annotate keeping the generator's spans: 0.90 GB on full MEDDOCAN (2,000 notes)
 EXPORT_GB = 2.5  # export checks the synthetic encoder: 1.36-2.53 GB (stage_memory.py, 11-27)
 # The audit stage on full MEDDOCAN (2,177,370 characters of training and validation notes,
 # 1,939 template-mode notes of 5,641,789 characters, Gemma 3's tokenizer), idle AMD EPYC,
@@ -222,7 +223,7 @@ def _estimates(
         StageEstimate(
             stage="annotate",
             hours=_h(LOAD_S + _infer_seconds(syn_chunks, bf16)) if machine_labels else 0.0,
-            peak_gb=annotator_gb if machine_labels else SMALL_GB,
+            peak_gb=annotator_gb if machine_labels else COPY_GB,
             basis="inference over the synthetic chunks" if machine_labels
             else f"the {mode.name} mode's spans are kept as the generator wrote them",
         ),
