@@ -209,7 +209,7 @@ def run_experiment(
         experiment.site = with_tiny_models(experiment.site, site_path, out_dir / "tiny-models")
     planned = plan_runs(spec)
     for run in planned:  # a bad override or model name fails here, before hours of work
-        preflight(experiment.config_of(run))
+        preflight(experiment.config_of(run), exports=False)  # runs stop at the audit
     results: list[RunResult] = []
     ran = 0
     console.rule(f"[bold]experiment {spec.experiment.name}[/]: {len(planned)} runs")

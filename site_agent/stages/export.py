@@ -56,20 +56,28 @@ def audit_binding(config: SiteConfig, inputs: dict[str, Path]) -> AuditBinding:
     )
 
 
+def check_signing_key(config: SiteConfig) -> Path:
+    """The key the bundle is signed with; a run whose export could not sign is refused (the
+    pipeline checks this before its first stage, not after hours of training)."""
+    if config.signing_key is None or not config.signing_key.exists():
+        raise ConfigError(
+            f"signing_key {config.signing_key} is not set or does not exist: the export stage "
+            "signs the bundle with it; fix: run `site-agent init --site-id ID --keys-dir DIR` "
+            "and set signing_key in site.toml"
+        )
+    return config.signing_key
+
+
 def export_request(
     config: SiteConfig, inputs: dict[str, Path], gold_sha: str | None
 ) -> BundleRequest:
     """What the bundle carries (as ``config.export`` says), signed with the site's key."""
-    if config.signing_key is None or not config.signing_key.exists():
-        raise ConfigError(
-            f"signing_key {config.signing_key} is not set or does not exist; fix: run "
-            "`site-agent init --site-id ID --keys-dir DIR` and set signing_key in site.toml"
-        )
+    key = check_signing_key(config)
     return BundleRequest(
         site_id=config.site_id,
         corpus_path=inputs["audit.corpus"],
         audit_report_path=inputs.get("audit.report"),
-        signing_key_path=config.signing_key,
+        signing_key_path=key,
         outbox=config.work_dir / "outbox",
         config_digest=config_digest(config),
         base_models={

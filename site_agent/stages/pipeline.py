@@ -147,16 +147,19 @@ def apply_device(device: str) -> None:
             raise UsageError("device = 'cuda' but no CUDA device is visible; fix: use 'auto'")
 
 
-def check_runnable(config: SiteConfig) -> None:
+def check_runnable(config: SiteConfig, *, exports: bool = True) -> None:
     """Checks that would otherwise fail hours in: device, model names, backend (the audit
-    policy is validated with the config). Model names are resolved offline (nothing is
-    fetched or converted here)."""
+    policy is validated with the config), and the signing key of a run that ``exports``.
+    Model names are resolved offline (nothing is fetched or converted here)."""
     from site_agent.generate.backend import check_backend_name
+    from site_agent.stages.export import check_signing_key
     from site_agent.stages.model_references import check_model_references
 
     apply_device(config.device)
     check_model_references(config)
     check_backend_name(config.generation.backend)
+    if exports:
+        check_signing_key(config)
 
 
 def run_pipeline(
@@ -169,7 +172,7 @@ def run_pipeline(
     """Run every stage in order; returns (and appends to ``runs``) what ran and was skipped."""
     stages = STAGES if stages is None else stages
     check_registry(stages)
-    check_runnable(config)
+    check_runnable(config, exports=any(stage.name == "export" for stage in stages))
     placement = WorkDirPlacement(config.work_dir, stages, check_from(stages, from_stage))
     console = console or Console(stderr=True)
     with work_dir_lock(config.work_dir):

@@ -314,10 +314,19 @@ def test_pipeline_refuses_an_empty_gold_corpus_before_training(tmp_path: Path) -
     from site_agent.stages.pipeline import run_pipeline
     from site_agent.stages.registry import STAGES
 
+    from shared.signing import generate_signing_key
+
     corpus = tmp_path / "empty.jsonl"
     corpus.write_bytes(b"")
+    key = tmp_path / "site.key"
+    generate_signing_key(key, tmp_path / "site.pub")
     config = build_site_config(
-        {"site_id": "h", "corpus": {"path": str(corpus)}, "work_dir": str(tmp_path / "w")}
+        {
+            "site_id": "h",
+            "corpus": {"path": str(corpus)},
+            "work_dir": str(tmp_path / "w"),
+            "signing_key": str(key),
+        }
     )
     runs: list[object] = []
     with pytest.raises(CorpusFormatError, match="no documents"):
@@ -412,7 +421,7 @@ def test_resolvable_model_names_pass_preflight_without_fetching(
         {"annotator": {"base_model": str(folder)}},
         {"adapt": {"base_model": "org/cached"}},
     ]:
-        preflight(_config(tmp_path, device="cpu", **models))  # type: ignore[arg-type]
+        preflight(_config(tmp_path, device="cpu", **models), exports=False)  # type: ignore[arg-type]
 
 
 def test_unknown_generation_backend_names_its_key(tmp_path: Path) -> None:
@@ -440,6 +449,27 @@ def test_site_agent_synthesize_unknown_generator_exits_before_training(tmp_path:
     # "[adapt]" itself shows once run_app prints errors with markup escaped (finding 1, there)
     assert "base_model = 'no-such-generator'" in result.stderr.replace("\n", "")
     assert not (tmp_path / "w").exists()
+
+
+def test_site_agent_synthesize_without_a_signing_key_exits_before_training(
+    tmp_path: Path,
+) -> None:
+    """The export stage signs the bundle: a site.toml without a key was refused only there,
+    after hours of training (the full MEDDOCAN run, 2026-11-27); now before the first stage."""
+    from shared.errors import ConfigError
+
+    (tmp_path / "c.jsonl").write_text(json.dumps(DOC) + "\n", encoding="utf-8")
+    for key in ("", 'signing_key = "keys/missing.pem"\n'):
+        (tmp_path / "site.toml").write_text(
+            f'site_id = "h"\nwork_dir = "w"\ndevice = "cpu"\n{key}[corpus]\npath = "c.jsonl"\n',
+            encoding="utf-8",
+        )
+        result = _site_agent("synthesize", "--site-config", "site.toml", cwd=tmp_path)
+        assert "Traceback" not in result.stderr
+        assert result.returncode == ConfigError.exit_code
+        err = " ".join(result.stderr.split())
+        assert "signing_key" in err and "site-agent init" in err and "fix:" in err
+        assert not (tmp_path / "w").exists()
 
 
 # --- finding 5: fix texts name keys that exist in site.toml -----------------------------------
