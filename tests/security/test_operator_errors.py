@@ -310,11 +310,10 @@ def test_site_agent_validate_empty_corpus_says_so(tmp_path: Path) -> None:
 
 
 def test_pipeline_refuses_an_empty_gold_corpus_before_training(tmp_path: Path) -> None:
+    from shared.signing import generate_signing_key
     from site_agent.config import build_site_config
     from site_agent.stages.pipeline import run_pipeline
     from site_agent.stages.registry import STAGES
-
-    from shared.signing import generate_signing_key
 
     corpus = tmp_path / "empty.jsonl"
     corpus.write_bytes(b"")
