@@ -349,8 +349,14 @@ SWAPPED = '{"id": "r0", "text": "a real note"}\n'
 def config(tmp_path: Path) -> SiteConfig:
     gold = tmp_path / "gold.jsonl"
     gold.write_text('{"id": "s0", "text": "a synthetic note"}\n')
+    generate_signing_key(tmp_path / "toy.pem", tmp_path / "toy.pub.pem")  # export is in TOY
     return build_site_config(
-        {"site_id": "toy", "corpus": {"path": str(gold)}, "work_dir": str(tmp_path / "w")}
+        {
+            "site_id": "toy",
+            "corpus": {"path": str(gold)},
+            "work_dir": str(tmp_path / "w"),
+            "signing_key": str(tmp_path / "toy.pem"),
+        }
     )
 
 

@@ -94,9 +94,12 @@ def test_an_id_in_two_split_files_is_refused_at_once(tmp_path: Path) -> None:
     message = str(refused.value)
     assert "field 'id'" in message and "train split" in message and "fix:" in message
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+    from shared.signing import generate_signing_key
+
+    generate_signing_key(tmp_path / "h.pem", tmp_path / "h.pub.pem")  # checked before the split
     done = synthesize_with(
-        f'site_id = "h"\nwork_dir = "w"\ndevice = "cpu"\n[corpus]\npath = "{gold}"\n'
-        f'validation_path = "{validation}"\n',
+        f'site_id = "h"\nwork_dir = "w"\ndevice = "cpu"\nsigning_key = "{tmp_path / "h.pem"}"\n'
+        f'[corpus]\npath = "{gold}"\nvalidation_path = "{validation}"\n',
         tmp_path,
     )
     assert done.returncode == 65, done.stderr
