@@ -69,7 +69,9 @@ class SiteConfig(ProtocolModel):
     )
     work_dir: Path = Field(Path("runs/site"), description="where every stage writes its folder")
     signing_key: Path | None = Field(
-        None, description="Ed25519 private key that signs exports (`site-agent init`)"
+        None,
+        description="Ed25519 private key that signs exports (`site-agent init`); synthesize "
+        "checks it before its first stage",
     )
     device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="auto: CUDA when visible; cpu hides CUDA; cuda requires it"
