@@ -100,17 +100,21 @@ def default_settings() -> GoldAnnotatorSettings:
 
 
 def run_preflight(
-    config: SiteConfig, machine: Machine | None = None, from_stage: str | None = None
+    config: SiteConfig,
+    machine: Machine | None = None,
+    from_stage: str | None = None,
+    gold: Corpus | None = None,
 ) -> RunPlan | None:
     """The generator recipe and the per-stage estimate for the training split ``config``'s
     split stage will write, on ``machine`` (this one by default); None when the corpus cannot
-    be read yet (the pipeline's own checks then report it). A run resumed past its audit
-    (one ``from_stage`` does not repeat) prices the synthetic annotator at the notes kept."""
+    be read yet (the pipeline's own checks then report it). ``gold`` is the corpus file's
+    content where the caller has read it already. A run resumed past its audit (one
+    ``from_stage`` does not repeat) prices the synthetic annotator at the notes kept."""
     from site_agent.stages.pipeline import audited_notes
     from site_agent.stages.split import split_sizes
 
     try:
-        train, n_validation, n_test = split_sizes(config)
+        train, n_validation, n_test = split_sizes(config, gold)
     except ToolkitError:
         return None
     kept = audited_notes(config, from_stage)

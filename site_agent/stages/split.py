@@ -55,9 +55,13 @@ def split_with_fallback(
     return parts, settings.group_by_source
 
 
-def split_gold(corpus: CorpusSettings, settings: SplitSettings) -> tuple[dict[str, Corpus], bool]:
-    """The splits carved out of the gold corpus file as it is on disk now (deterministic)."""
-    gold = require_documents(read_corpus(corpus.path, corpus.format), corpus.path)
+def split_gold(
+    corpus: CorpusSettings, settings: SplitSettings, gold: Corpus | None = None
+) -> tuple[dict[str, Corpus], bool]:
+    """The splits carved out of the gold corpus (deterministic): ``gold`` when the caller has
+    already read ``corpus.path``, else the file as it is on disk now."""
+    if gold is None:
+        gold = require_documents(read_corpus(corpus.path, corpus.format), corpus.path)
     return split_with_fallback(gold, wanted_fractions(corpus, settings), settings)
 
 
@@ -67,10 +71,11 @@ def training_split(config: SiteConfig) -> Corpus:
     return split_gold(config.corpus, config.split)[0]["train"]
 
 
-def split_sizes(config: SiteConfig) -> tuple[Corpus, int, int]:
+def split_sizes(config: SiteConfig, gold: Corpus | None = None) -> tuple[Corpus, int, int]:
     """The training split, and how many notes the validation and test splits will hold (the
-    site's own files where it gives them), as the split stage will write them."""
-    parts, _ = split_gold(config.corpus, config.split)
+    site's own files where it gives them), as the split stage will write them; ``gold`` is
+    the corpus file's content when the caller has already read it."""
+    parts, _ = split_gold(config.corpus, config.split, gold)
     corpus = config.corpus
     sizes = {
         name: len(read_corpus(path, corpus.format)) if path is not None else len(parts[name])

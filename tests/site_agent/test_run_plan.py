@@ -237,6 +237,28 @@ def test_the_preflight_prices_the_sites_own_validation_and_test_files(tmp_path: 
     assert annotator_hours(plan_given) > annotator_hours(plan_alone) + 0.01
 
 
+def test_the_preflight_splits_a_corpus_already_read_without_reading_the_file_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``validate`` has the corpus in memory: the pre-flight splits that, as it would the file."""
+    import site_agent.stages.split as split
+    from site_agent.stages.preflight import run_preflight
+
+    path = tmp_path / "train.jsonl"
+    write_corpus(_train(200, 200), path)
+    machine = Machine(memory_gb=24, cores=2)
+    config = _config(corpus={"path": str(path)})
+    from_file = run_preflight(config, machine)
+    gold = read_corpus(path)
+
+    def no_second_read(*_: object) -> Corpus:
+        raise AssertionError("the corpus file was read again")
+
+    monkeypatch.setattr(split, "read_corpus", no_second_read)
+    given = run_preflight(config, machine, gold=gold)
+    assert from_file is not None and given == from_file
+
+
 @pytest.mark.parametrize(("mode", "machine_labels"), [("template", False), ("annotate", True)])
 def test_the_annotate_stage_is_priced_only_where_the_annotator_labels_the_notes(
     mode: str, machine_labels: bool

@@ -78,7 +78,7 @@ def run_plan_for(corpus: Corpus, path: Path, fmt: str | None, site_config: Path 
     config = config.model_copy(
         update={"corpus": config.corpus.model_copy(update={"path": path.resolve(), "format": fmt})}
     )
-    plan = run_preflight(config)
+    plan = run_preflight(config, gold=corpus)
     return plan if plan is not None else plan_run(config, corpus, this_machine())
 
 
