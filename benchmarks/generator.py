@@ -249,6 +249,12 @@ def main() -> None:
         print(json.dumps({"adapter": args.make_adapter}))
         return
 
+    if args.engines == ["none"]:  # LoRA rows only
+        args.engines = []
+    unknown = [e for e in args.engines if e not in ENGINES]
+    if unknown:
+        parser.error(f"--engines: unknown {unknown}; use 'none' or any of {list(ENGINES)}")
+
     from rich.console import Console
     from rich.table import Table
 

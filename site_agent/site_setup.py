@@ -65,10 +65,17 @@ learning_rate = 1e-4
 
 [generation]
 mode = "template"                # template | annotate | tagged (template: best measured)
-amount = 4.0                     # synthetic documents per training document
+# amount = 4.0                   # synthetic notes per training note; left unset, [run]
+                                 # time_budget may lower it (set, it is kept and notes get
+                                 # shorter instead)
 top_p = 0.95
 temperature = 1.0
 min_new_tokens = 10
+
+[run]
+# time_budget = 8.0              # hours the whole run may take (estimated): fewer notes when
+                                 # the pre-flight prices it over; unset: no limit
+# memory_limit_gb = 14.0         # GB a stage may plan for; unset: 60% of this machine's memory
 
 [audit.policy]
 

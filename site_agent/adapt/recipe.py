@@ -26,14 +26,17 @@ from pydantic import Field
 from protocol import Corpus
 from protocol.base import ProtocolModel
 from site_agent.adapt.cost import (
+    CPU_KINDS,
     MEASURED_ROWS,
     MEASURED_TOKENS,
+    CpuKind,
     GeneratorCost,
     adapt_peak_gb,
     adapt_seconds,
     generator_cost,
     row_seconds,
     rows_per_epoch,
+    this_cpu,
     tokens_in_seconds,
 )
 from site_agent.adapt.settings import AdaptSettings, Vocabulary
@@ -66,19 +69,23 @@ RECIPE_FIELDS = (
 
 
 class Machine(ProtocolModel):
-    """What the recipe may use: memory (GB) and cores."""
+    """What the recipe may use: memory (GB), cores, and the kind of CPU its unit costs were
+    measured on (``site_agent.adapt.cost.CPU_KINDS``)."""
 
     memory_gb: float = Field(gt=0)
     cores: int = Field(1, ge=1)
+    cpu: CpuKind = "bf16"
 
 
 def this_machine() -> Machine:
-    """This machine's total memory and logical cores (psutil)."""
+    """This machine's total memory, logical cores (psutil) and kind of CPU (its cpuinfo
+    flags: native bf16 or not)."""
     import psutil
 
     return Machine(
         memory_gb=round(psutil.virtual_memory().total / 1024**3, 1),
         cores=psutil.cpu_count() or 1,
+        cpu=this_cpu(),
     )
 
 
@@ -192,21 +199,42 @@ def _phi_repeat(shape: CorpusShape, settings: AdaptSettings) -> tuple[int, str]:
     )
 
 
-def choose_vocabulary(settings: AdaptSettings, engine: str) -> tuple[Vocabulary, str]:
+def choose_vocabulary(
+    settings: AdaptSettings, engine: str, backend: str = "auto", cpu: CpuKind = "bf16"
+) -> tuple[Vocabulary, str]:
     """The output vocabulary for generation on ``engine`` (the one ``[generation] backend``
-    resolves to on this machine for a full-vocabulary adapter)."""
+    resolves to on this machine for a full-vocabulary adapter). Where ``backend = "auto"``
+    chose an engine that cannot load a restricted layer, the corpus vocabulary is taken
+    anyway when transformers sampling within it was measured faster on this kind of CPU (the
+    generate stage then samples it with transformers)."""
     if _given(settings, "vocabulary"):
         return settings.vocabulary, f"vocabulary = {settings.vocabulary!r} set"
     if engine in RESTRICTED_REFUSED:
+        full, _ = generator_cost(settings.base_model, "full", engine, cpu)
+        corpus, _ = generator_cost(settings.base_model, "corpus", "hf", cpu)
+        rates = (
+            f"{corpus.tokens_per_second:g} tok/s with transformers against "
+            f"{full.tokens_per_second:g} with {engine} and the full vocabulary, measured as "
+            f"{full.name} on {CPU_KINDS[cpu]} (benchmarks/generator.py)"
+        )
+        if backend == "auto" and corpus.tokens_per_second > full.tokens_per_second:
+            return "corpus", f"corpus output vocabulary, sampled by transformers: {rates}"
+        why = "set" if backend != "auto" else "the faster here"
         return "full", (
-            f"full output vocabulary: the generation engine here is {engine}, which cannot "
-            "load a restricted output layer"
+            f"full output vocabulary: the generation engine here is {engine} ({why}), which "
+            f"cannot load a restricted output layer; {rates}"
         )
     return "corpus", (
         "corpus output vocabulary: measured on an AVX-512 BF16 CPU 2.0-2.3x (Gemma 3) and "
         "1.2-1.3x (SmolLM2) top-p tok/s, 2.8x / 1.3x LoRA s/step, with template-mode F1 within "
         "the repeats' noise of the full vocabulary (docs/results.md)"
     )
+
+
+def sampling_engine(engine: str, vocabulary: str) -> str:
+    """The engine that samples an adapter of ``vocabulary`` where a full-vocabulary one would
+    run on ``engine``: transformers for a restricted layer that ``engine`` cannot load."""
+    return "hf" if vocabulary == "corpus" and engine in RESTRICTED_REFUSED else engine
 
 
 def _prompt_share(shape: CorpusShape, given: float | None) -> tuple[float | None, str]:
@@ -261,13 +289,17 @@ def resolve_generator_recipe(
     memory_limit_gb: float,
     phi_prompt_share: float | None = None,
     engine: str = "hf",
+    backend: str = "auto",
 ) -> GeneratorRecipe:
     """The recipe ``settings`` (with what ``site.toml`` set) give for ``shape`` on ``machine``,
     planning for at most ``memory_limit_gb`` per step; ``phi_prompt_share`` is
     ``[generation]``'s (None: unset, the recipe chooses); ``engine``: the generation engine
-    on this machine (``site_agent.generate.backend.planned_engine``)."""
-    vocabulary, vocabulary_reason = choose_vocabulary(settings, engine)
-    cost, basis = generator_cost(settings.base_model, vocabulary)
+    on this machine for a full-vocabulary adapter
+    (``site_agent.generate.backend.planned_engine``), ``backend``: ``[generation] backend``."""
+    vocabulary, vocabulary_reason = choose_vocabulary(settings, engine, backend, machine.cpu)
+    cost, basis = generator_cost(
+        settings.base_model, vocabulary, sampling_engine(engine, vocabulary), machine.cpu
+    )
     rows, tokens, accumulation, shape_reason = _pass_shape(cost, settings, memory_limit_gb)
     repeat, repeat_reason = _phi_repeat(shape, settings)
     plain = rows_per_epoch(cost, shape.characters, tokens)

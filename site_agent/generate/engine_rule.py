@@ -12,10 +12,17 @@ Measured (``benchmarks/generator.py``, batch 16, 64-128 new tokens, top-p 0.95, 
   vocabulary), CTranslate2 int8 67-68, OpenVINO GenAI 143; SmolLM2 318-372 (395-486),
   CTranslate2 190-194, OpenVINO GenAI 418-423.
 
-So: transformers where bf16 is native, CTranslate2 where it is not and is installed. An adapter
-with a restricted output vocabulary is sampled by transformers (CTranslate2 and OpenVINO refuse
-it). OpenVINO GenAI is never picked by ``auto``: it is an optional install in an environment of
-its own, and it beat transformers only on SmolLM2 with the full vocabulary (1.13-1.32×), never
+- AMD EPYC with AVX2, no AVX-512 (2026-11-28, batch 8): Gemma 3 transformers float32 top-p
+  27.0 tok/s, 60.9 with the corpus vocabulary, CTranslate2 int8 28.1; SmolLM2 see
+  ``site_agent/adapt/cost.py``.
+
+So: transformers where bf16 is native, CTranslate2 where it is not and is installed, for an
+adapter with the full output vocabulary. An adapter with a restricted output vocabulary is
+sampled by transformers (CTranslate2 and OpenVINO refuse it); the generator recipe restricts
+the vocabulary where ``auto`` would have picked CTranslate2 if transformers within the corpus
+vocabulary was measured faster on that kind of CPU (``site_agent.adapt.recipe.choose_vocabulary``).
+OpenVINO GenAI is never picked by ``auto``: it is an optional install in an environment of its
+own, and it beat transformers only on SmolLM2 with the full vocabulary (1.13-1.32×), never
 the corpus-vocabulary row; it stays selectable for that case.
 """
 

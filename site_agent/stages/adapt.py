@@ -25,6 +25,7 @@ from protocol import Corpus
 from shared.corpus_io import read_corpus
 from shared.progress import ProgressBars
 from shared.records import read_record_file
+from site_agent.adapt.cost import this_cpu
 from site_agent.adapt.data import training_texts
 from site_agent.adapt.recipe import GeneratorRecipe, choose_vocabulary, this_machine
 from site_agent.adapt.result import RESULT_FILE, AdaptResult
@@ -102,7 +103,9 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
         "mode": config.generation.mode,
         "memory": memory,
     }
-    vocabulary, _why = choose_vocabulary(config.adapt, generation_engine(config))
+    vocabulary, _why = choose_vocabulary(
+        config.adapt, generation_engine(config), config.generation.backend, this_cpu()
+    )
     if vocabulary == "corpus":  # what the vocabulary texts depend on
         settings["vocabulary"] = [config.pseudonymise, config.generation.prompt_words]
     return settings

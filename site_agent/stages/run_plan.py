@@ -23,7 +23,7 @@ from shared.cpu_features import cpu_features, cuda_expected
 from shared.errors import ConfigError
 from shared.ner_tokens import split_words
 from shared.records import read_record_file
-from site_agent.adapt.cost import GeneratorCost, generator_cost, tokens_of
+from site_agent.adapt.cost import CpuKind, GeneratorCost, generator_cost, this_cpu, tokens_of
 from site_agent.adapt.recipe import (
     GenerationBudget,
     GeneratorRecipe,
@@ -31,6 +31,7 @@ from site_agent.adapt.recipe import (
     corpus_shape,
     generation_budget,
     resolve_generator_recipe,
+    sampling_engine,
 )
 from site_agent.config import SiteConfig
 from site_agent.generate.settings import GenerationSettings
@@ -46,6 +47,15 @@ BF16_TRAIN_SPEEDUP = 404.2 / 222.8
 BF16_INFER_SPEEDUP = 54.7 / 27.3
 MINILM_FACTOR = 372 / 544
 INFER_S_PER_CHUNK = TRAIN_S_PER_CHUNK / 3  # forward only
+# e5-small in float32 on an idle AMD EPYC with AVX2, no AVX-512, 2026-11-28 (`python
+# benchmarks/annotator.py multilingual-e5-small --epochs 1 --max-docs 150 --bf16 off
+# --num-threads 2`): 258.3 s per 732-chunk epoch, 2.03x the bf16 CPU's float32 time; its
+# machine annotation of 150 test notes took 67.1 s (the same factor is used for inference).
+CPU_FACTOR: dict[str, float] = {
+    "bf16": 1.0,
+    "fp32": (258.3 / 732) / TRAIN_S_PER_CHUNK,
+}
+"""The annotator's float32 time per chunk on each kind of CPU, against the bf16 kind's."""
 LOAD_S = 15.0  # load an encoder or generator, save its weights
 ANNOTATOR_GB = {False: 3.9, True: 5.3}  # e5-small, float32 / bf16; MiniLM 4.2 (float32)
 AUDIT_GB = 2.9  # the full audit at 10,000 x 100,000 notes: 2.89 GB (benchmarks/README.md)
@@ -96,15 +106,20 @@ def _annotator_gb(base_model: str, bf16: bool) -> float:
 
 
 def _annotator_seconds(
-    passes: float, epochs: int, base_model: str, bf16: bool, validation_chunks: float = 0.0
+    passes: float,
+    epochs: int,
+    base_model: str,
+    bf16: bool,
+    validation_chunks: float = 0.0,
+    cpu: CpuKind = "bf16",
 ) -> float:
     """Seconds of ``passes`` chunk training passes over ``epochs`` epochs, scoring
     ``validation_chunks`` after every epoch (the stage keeps the best epoch). No early stop
     is assumed: the estimate is an upper bound where validation F1 stops improving."""
-    factor = 1 / BF16_TRAIN_SPEEDUP if bf16 else 1.0
+    factor = (1 / BF16_TRAIN_SPEEDUP if bf16 else 1.0) * CPU_FACTOR[cpu]
     if "minilm" in base_model:
         factor *= MINILM_FACTOR
-    validation = epochs * _infer_seconds(validation_chunks, bf16)
+    validation = epochs * _infer_seconds(validation_chunks, bf16, cpu)
     return LOAD_S + passes * TRAIN_S_PER_CHUNK * factor + validation
 
 
@@ -117,28 +132,42 @@ def annotator_bf16(config: SiteConfig) -> bool:
     return cuda_expected(config.device) or cpu_features().bf16_native
 
 
-def training_hours(train: Corpus, n_validation: float, n_test: float, config: SiteConfig) -> float:
+def training_hours(
+    train: Corpus,
+    n_validation: float,
+    n_test: float,
+    config: SiteConfig,
+    cpu: CpuKind | None = None,
+) -> float:
     """Estimated hours to train this site's annotator on ``train`` with its recipe, scoring
-    ``n_validation`` notes after every epoch, then annotate ``n_test`` notes, on this machine
-    (the pre-flight's unit costs; an upper bound where early stopping ends it sooner)."""
+    ``n_validation`` notes after every epoch, then annotate ``n_test`` notes, on a CPU of kind
+    ``cpu`` (None: this machine's; the pre-flight's unit costs; an upper bound where early
+    stopping ends it sooner)."""
     recipe = corpus_recipe(train, config.annotator.training)
-    return _training_hours(recipe, len(train), n_validation, n_test, config)
+    kind = cpu or this_cpu()
+    return _training_hours(recipe, len(train), n_validation, n_test, config, kind)
 
 
 def _training_hours(
-    recipe: TrainingRecipe, n_train: int, n_validation: float, n_test: float, config: SiteConfig
+    recipe: TrainingRecipe,
+    n_train: int,
+    n_validation: float,
+    n_test: float,
+    config: SiteConfig,
+    cpu: CpuKind,
 ) -> float:
     bf16 = annotator_bf16(config)
     per_note = recipe.chunks / max(1, n_train)
     seconds = _annotator_seconds(
         recipe.chunks_per_epoch * recipe.epochs, recipe.epochs, config.annotator.base_model,
-        bf16, per_note * n_validation,
+        bf16, per_note * n_validation, cpu,
     )  # fmt: skip
-    return _h(seconds + _infer_seconds(per_note * n_test, bf16))
+    return _h(seconds + _infer_seconds(per_note * n_test, bf16, cpu))
 
 
-def _infer_seconds(chunks: float, bf16: bool) -> float:
-    return chunks * INFER_S_PER_CHUNK / (BF16_INFER_SPEEDUP if bf16 else 1.0)
+def _infer_seconds(chunks: float, bf16: bool, cpu: CpuKind = "bf16") -> float:
+    speedup = BF16_INFER_SPEEDUP if bf16 else 1.0
+    return chunks * INFER_S_PER_CHUNK * CPU_FACTOR[cpu] / speedup
 
 
 def _new_tokens(train: Corpus, config: SiteConfig, cost: GeneratorCost) -> int:
@@ -166,10 +195,11 @@ def _estimates(
     recipe: GeneratorRecipe,
     budget: GenerationBudget,
     n_validation: int,
+    cpu: CpuKind,
     n_test: float = 0,
     kept: int | None = None,
 ) -> list[StageEstimate]:
-    cost, _ = generator_cost(config.adapt.base_model, recipe.vocabulary)
+    cost = plan_cost(config, recipe, cpu)
     ner = corpus_recipe(train, config.annotator.training)
     bf16, encoder = annotator_bf16(config), config.annotator.base_model
     val_chunks = ner.chunks * n_validation / max(1, len(train))  # chunks per note as train's
@@ -190,7 +220,7 @@ def _estimates(
     trained_notes = budget.notes if kept is None else kept  # what the audit kept, once known
     kept_chunks = trained_notes * per_note
     syn_epochs = epochs_for(kept_chunks, config.annotator.training)  # PHI statistics unknown
-    syn_s = _annotator_seconds(kept_chunks * syn_epochs, syn_epochs, encoder, bf16, val_chunks)
+    syn_s = _annotator_seconds(kept_chunks * syn_epochs, syn_epochs, encoder, bf16, val_chunks, cpu)
     trained = (
         f"about {kept_chunks:.0f} synthetic chunks"
         if kept is None
@@ -205,7 +235,7 @@ def _estimates(
         StageEstimate(stage="pseudonymise", hours=0.0, peak_gb=SMALL_GB, basis="corpus-sized"),
         StageEstimate(
             stage="annotator",
-            hours=_training_hours(ner, len(train), n_validation, n_test, config),
+            hours=_training_hours(ner, len(train), n_validation, n_test, config, cpu),
             peak_gb=annotator_gb,
             basis=f"{ner.chunks_per_epoch} chunks x {ner.epochs} epochs, scored after each; "
             f"{annotator}",
@@ -222,7 +252,7 @@ def _estimates(
         ),
         StageEstimate(
             stage="annotate",
-            hours=_h(LOAD_S + _infer_seconds(syn_chunks, bf16)) if machine_labels else 0.0,
+            hours=_h(LOAD_S + _infer_seconds(syn_chunks, bf16, cpu)) if machine_labels else 0.0,
             peak_gb=annotator_gb if machine_labels else COPY_GB,
             basis="inference over the synthetic chunks" if machine_labels
             else f"the {mode.name} mode's spans are kept as the generator wrote them",
@@ -232,7 +262,7 @@ def _estimates(
             basis="s per real and synthetic character of the full MEDDOCAN audit",
         ),
         StageEstimate(
-            stage="train-synthetic", hours=_h(syn_s + _infer_seconds(test_chunks, bf16)),
+            stage="train-synthetic", hours=_h(syn_s + _infer_seconds(test_chunks, bf16, cpu)),
             peak_gb=annotator_gb, basis=f"{trained}; {annotator}",
         ),
         StageEstimate(
@@ -273,6 +303,12 @@ def _words_per_token(train: Corpus, cost: GeneratorCost) -> float:
     return words / tokens_of(cost, chars) if chars else 0.5
 
 
+def plan_cost(config: SiteConfig, recipe: GeneratorRecipe, cpu: CpuKind) -> GeneratorCost:
+    """The generator's unit costs for ``recipe`` as the generate stage will sample it here."""
+    engine = sampling_engine(generation_engine(config), recipe.vocabulary)
+    return generator_cost(config.adapt.base_model, recipe.vocabulary, engine, cpu)[0]
+
+
 def generation_engine(config: SiteConfig) -> str:
     """The engine this site's generate stage would run a full-vocabulary adapter on here."""
     from site_agent.generate.backend import planned_engine
@@ -298,9 +334,9 @@ def plan_run(
     limit = memory_limit(config, machine)
     recipe = resolve_generator_recipe(
         corpus_shape(train), config.adapt, config.generation.mode, machine, limit,
-        config.generation.phi_prompt_share, generation_engine(config),
+        config.generation.phi_prompt_share, generation_engine(config), config.generation.backend,
     )  # fmt: skip
-    cost, _ = generator_cost(config.adapt.base_model, recipe.vocabulary)
+    cost = plan_cost(config, recipe, machine.cpu)
     n_train = len(train)
     n_prompts = n_prompts or max(1, round(n_train * config.split.validation_fraction))
     notes = _planned_notes(n_train, config, n_prompts)
@@ -313,7 +349,7 @@ def plan_run(
     if config.run.time_budget is not None:
         others = sum(
             s.hours
-            for s in _estimates(train, config, recipe, fixed, n_prompts, n_test)
+            for s in _estimates(train, config, recipe, fixed, n_prompts, machine.cpu, n_test)
             if s.stage != "generate"
         )
         hours_left = max(0.0, config.run.time_budget - others)  # as planned: kept unknown
@@ -322,7 +358,7 @@ def plan_run(
         n_train, notes, config.generation.amount, new_tokens, config.generation.max_new_tokens,
         cost, hours_left, given, _note_tokens(train, cost), config.generation.batch_size,
     )  # fmt: skip
-    stages = tuple(_estimates(train, config, recipe, budget, n_prompts, n_test, kept))
+    stages = tuple(_estimates(train, config, recipe, budget, n_prompts, machine.cpu, n_test, kept))
     return RunPlan(
         machine=machine, memory_limit_gb=round(limit, 1), generator=recipe, generation=budget,
         stages=stages,

@@ -219,32 +219,86 @@ def test_the_corpus_vocabulary_is_priced_at_its_own_measured_rates(model: str) -
 
 
 @pytest.mark.parametrize(
-    ("given", "engine", "expected"),
+    ("given", "engine", "backend", "expected"),
     [
-        ({}, "hf", "corpus"),
-        ({}, "vllm", "corpus"),  # vLLM masks the full layer to the set
-        ({}, "ctranslate2", "full"),  # CTranslate2 and OpenVINO cannot load a restricted layer
-        ({}, "openvino", "full"),
-        ({"vocabulary": "full"}, "hf", "full"),  # site.toml wins
-        ({"vocabulary": "corpus"}, "ctranslate2", "corpus"),
+        ({}, "hf", "auto", "corpus"),
+        ({}, "vllm", "auto", "corpus"),  # vLLM masks the full layer to the set
+        # CTranslate2 and OpenVINO cannot load a restricted layer: named, they get the full one
+        ({}, "ctranslate2", "ctranslate2", "full"),
+        ({}, "openvino", "openvino", "full"),
+        # chosen by auto (no native bf16), CTranslate2 gives way to transformers within the
+        # corpus vocabulary, measured faster for Gemma 3 on either kind of CPU
+        ({}, "ctranslate2", "auto", "corpus"),
+        ({"vocabulary": "full"}, "hf", "auto", "full"),  # site.toml wins
+        ({"vocabulary": "corpus"}, "ctranslate2", "ctranslate2", "corpus"),
     ],
 )
 def test_the_output_vocabulary_follows_the_engine_unless_set(
-    given: dict[str, str], engine: str, expected: str
+    given: dict[str, str], engine: str, backend: str, expected: str
 ) -> None:
     settings = AdaptSettings(base_model=GEMMA, **given)  # type: ignore[arg-type]
-    chosen, why = choose_vocabulary(settings, engine)
+    chosen, why = choose_vocabulary(settings, engine, backend, "fp32")
     assert chosen == expected and why
-    assert ("set" in why) == bool(given)
+    assert ("vocabulary =" in why) == bool(given)
     shape = CorpusShape(documents=65, characters=183_500, documents_with_phi=65)
+    machine = Machine(memory_gb=24, cpu="fp32")
     recipe = resolve_generator_recipe(
-        shape, settings, "template", Machine(memory_gb=24), 14, engine=engine
+        shape, settings, "template", machine, 14, engine=engine, backend=backend
     )
     assert recipe.vocabulary == expected and why in recipe.reasons
     assert recipe.applied(settings).vocabulary == expected
     assert recipe.adapt_hours == pytest.approx(
         resolve_generator_recipe(
-            shape, AdaptSettings(base_model=GEMMA, vocabulary=expected), "template",
-            Machine(memory_gb=24), 14,
+            shape, AdaptSettings(base_model=GEMMA, vocabulary=expected), "template", machine, 14,
         ).adapt_hours
     )  # fmt: skip
+
+
+def test_auto_keeps_ctranslate2_and_the_full_vocabulary_where_it_was_measured_faster(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from site_agent.adapt import cost
+
+    fast = replace(
+        cost.GEMMA3_FP32, ct2_tokens_per_second=10 * cost.GEMMA3_FP32.corpus_tokens_per_second
+    )
+    monkeypatch.setitem(cost.MEASURED, ("gemma3", "fp32"), fast)
+    chosen, why = choose_vocabulary(AdaptSettings(base_model=GEMMA), "ctranslate2", "auto", "fp32")
+    assert chosen == "full" and "the faster here" in why
+    assert f"{fast.ct2_tokens_per_second:g} with ctranslate2" in why
+
+
+@pytest.mark.parametrize("model", [GEMMA, SMOL])
+def test_each_kind_of_cpu_is_priced_at_its_own_measurements(model: str) -> None:
+    for vocabulary in ("full", "corpus"):
+        bf16, basis = generator_cost(model, vocabulary, "hf", "bf16")
+        fp32, fp32_basis = generator_cost(model, vocabulary, "hf", "fp32")
+        assert fp32.tokens_per_second < bf16.tokens_per_second
+        assert fp32.seconds_per_step > bf16.seconds_per_step
+        assert "native bf16 (AMX" in basis and "without native bf16" in fp32_basis
+    ct2, basis = generator_cost(model, "full", "ctranslate2", "fp32")
+    assert ct2.tokens_per_second == fp32.ct2_tokens_per_second and "CTranslate2" in basis
+    shape = CorpusShape(documents=65, characters=183_500, documents_with_phi=65)
+    hours = [
+        resolve_generator_recipe(
+            shape, AdaptSettings(base_model=model), "template", Machine(memory_gb=24, cpu=k), 14
+        ).adapt_hours
+        for k in ("bf16", "fp32")
+    ]
+    assert hours[1] > hours[0]
+
+
+@pytest.mark.parametrize(
+    ("flags", "kind"),
+    [("avx2 avx512f avx512_bf16", "bf16"), ("avx2 amx_bf16 amx_tile", "bf16"),
+     ("avx2 avx512f", "fp32"), ("avx2", "fp32")],
+)  # fmt: skip
+def test_this_machine_names_its_kind_of_cpu(
+    monkeypatch: pytest.MonkeyPatch, flags: str, kind: str
+) -> None:
+    import shared.cpu_features
+    from site_agent.adapt.recipe import this_machine
+
+    cpu = shared.cpu_features.parse_cpuinfo(f"model name: X\nflags: {flags}")
+    monkeypatch.setattr(shared.cpu_features, "cpu_features", lambda: cpu)
+    assert this_machine().cpu == kind

@@ -70,3 +70,28 @@ def test_init_leaves_the_generator_recipe_open_and_picks_the_template_mode(
     assert config.generation.mode == "template"
     open_fields = {"batch_size", "gradient_accumulation", "max_length", "epochs", "max_steps"}
     assert not open_fields & config.adapt.model_fields_set
+
+
+def test_init_leaves_the_amount_to_the_time_budget(tmp_path: Path) -> None:
+    """A time budget set in init's site.toml lowers the amount of notes, not their length:
+    the amount init shows is a comment, so it does not count as set."""
+    from site_agent.adapt.recipe import Machine
+    from site_agent.stages.run_plan import plan_run
+    from tests.site_agent.test_run_plan import _train
+
+    assert _init(tmp_path).returncode == 0
+    config = load_site_config(tmp_path / "site.toml")
+    assert "amount" not in config.generation.model_fields_set
+    assert config.run.time_budget is None
+    assert "# time_budget" in (tmp_path / "site.toml").read_text()
+    train = _train(40, 40)
+    unlimited = plan_run(config, train, Machine(memory_gb=24))
+    others = sum(s.hours for s in unlimited.stages if s.stage != "generate")
+    half = others + unlimited.generation.generate_hours / 2  # room for about half the notes
+    text = (
+        (tmp_path / "site.toml").read_text().replace("# time_budget = 8.0", f"time_budget = {half}")
+    )
+    (tmp_path / "site.toml").write_text(text)
+    budgeted = plan_run(load_site_config(tmp_path / "site.toml"), train, Machine(memory_gb=24))
+    assert budgeted.generation.notes < unlimited.generation.notes
+    assert budgeted.generation.max_new_tokens == unlimited.generation.max_new_tokens
