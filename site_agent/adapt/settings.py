@@ -102,8 +102,10 @@ class AdaptSettings(ProtocolModel):
             "(saved with the adapter as vocabulary.json; the generator can write no other "
             "token); full: the whole vocabulary. The hf backend samples either, vllm masks the "
             "full layer to the set; ctranslate2 and openvino refuse a restricted adapter. "
-            "Unset: the recipe's (corpus, measured faster at the same quality; full where the "
-            "generation engine on this machine is ctranslate2 or openvino)"
+            "Unset: the recipe's (corpus, measured faster at the same quality; full where "
+            "[generation] backend names ctranslate2 or openvino, or where auto picks "
+            "ctranslate2 and it was measured faster than transformers within the corpus "
+            "vocabulary on this kind of CPU)"
         ),
     )
     checkpoint_every: int = Field(50, ge=1, description="optimiser steps between checkpoints")

@@ -97,8 +97,8 @@ class GenerationSettings(ProtocolModel):
     backend: str = Field(
         "auto",
         description="auto (vLLM on CUDA; on a CPU transformers where bf16 is native, "
-        "CTranslate2 where it is not and is installed), or a registered backend: hf | "
-        "ctranslate2 | vllm",
+        "CTranslate2 where it is not and is installed, transformers for an adapter with the "
+        "corpus vocabulary), or a registered backend: hf | ctranslate2 | vllm",
     )
     nucleus: Literal["partial", "sort"] = Field(
         "partial",

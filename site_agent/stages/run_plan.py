@@ -23,7 +23,14 @@ from shared.cpu_features import cpu_features, cuda_expected
 from shared.errors import ConfigError
 from shared.ner_tokens import split_words
 from shared.records import read_record_file
-from site_agent.adapt.cost import CpuKind, GeneratorCost, generator_cost, this_cpu, tokens_of
+from site_agent.adapt.cost import (
+    CPU_KINDS,
+    CpuKind,
+    GeneratorCost,
+    generator_cost,
+    this_cpu,
+    tokens_of,
+)
 from site_agent.adapt.recipe import (
     GenerationBudget,
     GeneratorRecipe,
@@ -403,8 +410,9 @@ def plan_lines(plan: RunPlan) -> list[str]:
         f"x{recipe.phi_window_repeat}; about {recipe.peak_memory_gb:.1f} GB",
         *(f"  - {reason}" for reason in recipe.reasons),
         *(f"  - {reason}" for reason in budget.reasons),
-        f"estimate for this machine ({plan.machine.memory_gb:.0f} GB, {plan.machine.cores} cores; "
-        f"unit costs of an idle 2-core CPU, so an estimate): about {plan.hours:.1f} h in all",
+        f"estimate for this machine ({plan.machine.memory_gb:.0f} GB, {plan.machine.cores} cores, "
+        f"{CPU_KINDS[plan.machine.cpu]}; unit costs measured on an idle 2-core CPU of that "
+        f"kind, so an estimate): about {plan.hours:.1f} h in all",
     ]
     lines += [
         f"  - {s.stage}: {_duration(s.hours)}, peak about {s.peak_gb:.1f} GB" for s in plan.stages

@@ -3,6 +3,7 @@ trains, a config that will not fit in memory, naming the setting to change."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,8 @@ def test_synthesize_refuses_an_over_memory_config_before_any_stage(tmp_path: Pat
     assert done.returncode == 78, done.stderr
     err = " ".join(done.stderr.split())
     assert err.index("generator recipe") < err.index("will not fit in memory")
-    assert "the adapt stage needs about 23.6 GB" in err and "batch_size" in err
+    # 23.6 GB with the bf16 CPU kind's unit costs, 24.5 with the float32 kind's
+    assert re.search(r"the adapt stage needs about 2[34]\.\d GB", err) and "batch_size" in err
     assert "estimate for this machine" in err
     assert not (tmp_path / "w").exists()  # nothing ran
 
