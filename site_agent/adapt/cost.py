@@ -110,8 +110,8 @@ GEMMA3 = GeneratorCost(
 # Gemma 3 7.36 GB and SmolLM2 4.86 GB at 4 x 256 in that benchmark (the slopes are assumed as
 # on bf16); the generate
 # stage's peak is the bf16 stage's plus what float32 sampling took over bf16 sampling there
-# (2.25 against 1.4 GB for Gemma 3, 1.22 against 0.8 for SmolLM2), an assumption. The context
-# slowdown is assumed as measured on the bf16 CPU.
+# (2.25 against 1.4 GB for Gemma 3, 1.22 against 0.8 for SmolLM2), an assumption. SmolLM2's
+# context slowdown is assumed as measured on the bf16 CPU; Gemma 3's was measured.
 GEMMA3_FP32 = replace(
     GEMMA3,
     base_gb=7.36 - _GEMMA_SLOPE * 1024,
@@ -121,6 +121,9 @@ GEMMA3_FP32 = replace(
     corpus_seconds_per_step=9.33,
     corpus_tokens_per_second=60.9,
     ct2_tokens_per_second=28.1,
+    # generator.py, corpus vocabulary, top-p, batch 8, idle, 2026-11-28: 60.9 tok/s at 128 new
+    # tokens (07:31 UTC), 57.3 at 1024 (09:50): float32 slows far less with context than bf16
+    context_slowdown=(60.9 / 57.3 - 1) / 448,
     source="generator.py on an idle AMD EPYC with AVX2, no AVX-512, 2026-11-28: LoRA 23.81 "
     "s/step (9.33 with the corpus vocabulary), 7.36 GB; top-p at batch 8 27.0 tok/s (60.9), "
     "CTranslate2 int8 28.1",
