@@ -108,10 +108,10 @@ GEMMA3 = GeneratorCost(
 # --engines "transformers (partial)" "transformers (partial, corpus vocabulary)"
 # "ctranslate2 int8" --batches 8 --lora-steps 4` (docs/results.md). Peak RSS of a LoRA step:
 # Gemma 3 7.36 GB and SmolLM2 4.86 GB at 4 x 256 in that benchmark (the slopes are assumed as
-# on bf16); the generate
-# stage's peak is the bf16 stage's plus what float32 sampling took over bf16 sampling there
-# (2.25 against 1.4 GB for Gemma 3, 1.22 against 0.8 for SmolLM2), an assumption. SmolLM2's
-# context slowdown is assumed as measured on the bf16 CPU; Gemma 3's was measured.
+# on bf16); the generate stage's peak is the bf16 stage's plus what float32 sampling took over
+# bf16 sampling there (2.25 against 1.4 GB for Gemma 3, 1.22 against 0.8 for SmolLM2), an
+# assumption. SmolLM2's context slowdown is assumed as measured on the bf16 CPU; Gemma 3's was
+# measured.
 GEMMA3_FP32 = replace(
     GEMMA3,
     base_gb=7.36 - _GEMMA_SLOPE * 1024,
@@ -183,16 +183,11 @@ def generator_cost(
     priced as the larger measured one; an engine other than transformers and CTranslate2 at
     transformers' rates)."""
     lowered = base_model.lower()
-    if "smollm2" in lowered and "360" not in lowered and "1.7" not in lowered:
-        cost = MEASURED["smollm2", cpu]
-        basis = f"{base_model}: measured as {cost.name}"
-    elif "gemma" in lowered and "270" in lowered:
-        cost = MEASURED["gemma3", cpu]
-        basis = f"{base_model}: measured as {cost.name}"
-    else:
-        cost = MEASURED["gemma3", cpu]
-        basis = f"{base_model}: not measured, priced as {cost.name} (a guess)"
-    basis += f" on {CPU_KINDS[cpu]}"
+    smollm2 = "smollm2" in lowered and "360" not in lowered and "1.7" not in lowered
+    measured = smollm2 or ("gemma" in lowered and "270" in lowered)
+    cost = MEASURED["smollm2" if smollm2 else "gemma3", cpu]
+    how = "measured as" if measured else "not measured, priced as"
+    basis = f"{base_model}: {how} {cost.name}{'' if measured else ' (a guess)'} on {CPU_KINDS[cpu]}"
     if vocabulary == "corpus":
         cost = replace(
             cost,

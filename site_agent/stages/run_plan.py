@@ -58,7 +58,7 @@ INFER_S_PER_CHUNK = TRAIN_S_PER_CHUNK / 3  # forward only
 # benchmarks/annotator.py multilingual-e5-small --epochs 1 --max-docs 150 --bf16 off
 # --num-threads 2`): 258.3 s per 732-chunk epoch, 2.03x the bf16 CPU's float32 time; its
 # machine annotation of 150 test notes took 67.1 s (the same factor is used for inference).
-CPU_FACTOR: dict[str, float] = {
+CPU_FACTOR: dict[CpuKind, float] = {
     "bf16": 1.0,
     "fp32": (258.3 / 732) / TRAIN_S_PER_CHUNK,
 }
