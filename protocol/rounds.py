@@ -22,7 +22,7 @@ from pydantic import Field
 
 from protocol.base import SCHEMA_VERSION, ProtocolModel
 from protocol.corpus import LabelMapping
-from protocol.export import SITE_ID_PATTERN, ExportManifest, QualityOverride
+from protocol.export import SITE_ID_PATTERN, ExportManifest, QualityOverride, ReleaseApproval
 
 PHASES = ("roll_call", "collect", "aggregate", "cross_site", "report")
 Phase = Literal["roll_call", "collect", "aggregate", "cross_site", "report"]
@@ -79,6 +79,7 @@ ExclusionReason = Literal[
     "non_finite_update",  # a FedAvg update with NaN or infinite weights
     "update_norm_exceeded",  # a FedAvg update that moves the model further than allowed
     "invalid_metrics",  # cross-site figures out of range (NaN, inf, outside [0, 1])
+    "approval_mismatch",  # a release approval that does not name this bundle's files
 ]
 
 
@@ -195,6 +196,7 @@ class AcceptedBundle(ProtocolModel):
     audit_passed: bool
     audit_rules_failed: tuple[str, ...] = ()
     quality_override: QualityOverride | None = None  # a degenerate corpus the site sent anyway
+    approval: ReleaseApproval | None = None  # the site's release approval, when it requires one
     created_at: datetime
 
 
@@ -246,6 +248,7 @@ class SiteSummary(ProtocolModel):
     audit_passed: bool | None = None
     audit_rules_failed: tuple[str, ...] = ()
     quality_override: QualityOverride | None = None  # from the accepted bundle's manifest
+    approval: ReleaseApproval | None = None  # from the accepted bundle's manifest
     synthetic_documents: int = 0
     evaluation_bound: str = ""  # as the site stated it in its cross-site reply
 

@@ -7,17 +7,22 @@ from __future__ import annotations
 from shared.cli_support import new_app, run_app
 from site_agent.cli.commands import (
     annotate,
+    approve,
     audit,
     demo_sites,
     evaluate,
     init,
     join,
     models,
+    review,
     synthesize,
     validate,
 )
 
-COMMANDS = (init, validate, synthesize, audit, evaluate, models, join, annotate, demo_sites)
+COMMANDS = (
+    init, validate, synthesize, review, approve, audit, evaluate, models, join, annotate,
+    demo_sites,
+)  # fmt: skip
 """In the order ``site-agent --help`` lists them; each module's ``register`` adds its commands."""
 
 app = new_app(
