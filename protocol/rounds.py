@@ -78,6 +78,7 @@ ExclusionReason = Literal[
     "duplicate_corpus",  # the same synthetic corpus sent by two sites
     "non_finite_update",  # a FedAvg update with NaN or infinite weights
     "update_norm_exceeded",  # a FedAvg update that moves the model further than allowed
+    "update_norm_outlier",  # a FedAvg step far larger than the round's median step
     "invalid_metrics",  # cross-site figures out of range (NaN, inf, outside [0, 1])
 ]
 
@@ -212,7 +213,14 @@ class RefusedUpdate(ProtocolModel):
     """A FedAvg update the coordinator left out of a round, or took with a lower weight."""
 
     site_id: str
-    reason: Literal["examples_capped", "non_finite_update", "update_norm_exceeded", "invalid_reply"]
+    reason: Literal[
+        "examples_capped",
+        "weight_capped",
+        "non_finite_update",
+        "update_norm_exceeded",
+        "update_norm_outlier",
+        "invalid_reply",
+    ]
     detail: str = ""
 
 
@@ -225,6 +233,7 @@ class FedAvgRound(ProtocolModel):
     n_examples: int
     update_norm: float  # L2 norm of (new global weights - previous global weights)
     refused: tuple[RefusedUpdate, ...] = ()  # updates left out or capped, and why
+    aggregator: str = "weighted-mean"  # how the round's updates were combined
 
 
 class CrossSiteCell(ProtocolModel):

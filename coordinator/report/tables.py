@@ -169,10 +169,12 @@ def generalisation_rows(report: FederationReport) -> list[list[str]]:
 
 
 def fedavg_round_rows(report: FederationReport) -> list[list[str]]:
-    rows = [["round", "contributors", "dropped", "examples", "update norm", "refused or capped"]]
+    header = ["round", "aggregator", "contributors", "dropped", "examples", "update norm"]
+    rows = [[*header, "refused or capped"]]
     rows += [
         [
             str(r.round),
+            r.aggregator,
             ", ".join(r.contributors),
             ", ".join(r.dropped) or "-",
             str(r.n_examples),
@@ -181,4 +183,6 @@ def fedavg_round_rows(report: FederationReport) -> list[list[str]]:
         ]
         for r in report.fedavg_rounds
     ]
-    return rows if report.fedavg_rounds else [*rows, ["-", "no FedAvg round ran", "", "", "", ""]]
+    if not report.fedavg_rounds:
+        rows.append(["-", "no FedAvg round ran", "", "", "", "", ""])
+    return rows
