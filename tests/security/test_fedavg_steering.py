@@ -30,7 +30,8 @@ from coordinator.run_state import RunState
 from coordinator.settings import FederationSettings
 from ner.infer import machine_annotate
 from protocol import LabelMapping
-from protocol.rounds import FedAvgUpdate, RollCallReply, TestSplitSize
+from protocol.rounds import FedAvgUpdate, RollCallReply
+from protocol.rounds import TestSplitSize as SplitSize
 from shared import wire
 from shared.corpus_io import read_corpus
 from shared.label_mapping import harmonise
@@ -109,7 +110,7 @@ def fedavg_f1(setup: Setup, name: str, *, steerer: bool, seed: int = 13, **rules
     configs = dict(setup.configs)
     if steerer:
         configs[STEERER_NODE] = {}
-    size = TestSplitSize(n_documents=12, n_spans=12, n_characters=100)
+    size = SplitSize(n_documents=12, n_spans=12, n_characters=100)
     for node, config in configs.items():
         site = config.get("site-id", STEERER)
         state.sites[node] = RollCallReply(
