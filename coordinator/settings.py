@@ -6,14 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from shared.bundle_limits import BundleLimits
 from shared.errors import ConfigError
@@ -71,7 +64,8 @@ class FederationSettings(BaseModel):
     fedavg_max_weight_ratio: float = Field(default=2.0, gt=0)
     # ... and its step, whole or in one tensor, at most this many times the round's median step
     fedavg_max_norm_ratio: float = Field(default=4.0, gt=1)
-    # how the updates are combined: weighted-mean, median or trimmed-mean
+    # how the updates are combined (coordinator/aggregate/aggregators.py; checked when the
+    # run starts): weighted-mean, median or trimmed-mean
     fedavg_aggregator: str = "weighted-mean"
     max_manifest_bytes: int = _cap("max_manifest_bytes")
     max_json_bytes: int = _cap("max_json_bytes")
@@ -91,15 +85,6 @@ class FederationSettings(BaseModel):
     def limits(self) -> BundleLimits:
         """The caps on one site's reply, as the verifier takes them."""
         return BundleLimits.model_validate(self.model_dump(include=set(BundleLimits.model_fields)))
-
-    @field_validator("fedavg_aggregator")
-    @classmethod
-    def _known_aggregator(cls, name: str) -> str:
-        from coordinator.aggregate.aggregators import AGGREGATORS
-
-        if name not in AGGREGATORS:
-            raise ValueError(f"{name!r} is not a FedAvg aggregator; allowed: {AGGREGATORS.names()}")
-        return name
 
     @model_validator(mode="after")
     def _paths_exist(self) -> FederationSettings:

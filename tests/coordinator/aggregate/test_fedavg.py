@@ -3,9 +3,12 @@ caught."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from flwr.app import Array, ArrayRecord
+from flwr.clientapp import ClientApp
 
 from coordinator.aggregate.aggregators import aggregate
 from coordinator.aggregate.fedavg import fits, weighted_average
@@ -73,3 +76,19 @@ def test_norm_outliers_are_judged_against_the_round_median() -> None:
     (why,) = norm_outliers(head_only, 4.0).values()
     assert list(norm_outliers(head_only, 4.0)) == ["x"] and "tensor 'head' moves by" in why
     assert norm_outliers({"a": honest["a"], "x": head_only["x"]}, 4.0) == {}  # no majority
+
+
+def test_an_unknown_aggregator_stops_the_run_before_the_roll_call(tmp_path: Path) -> None:
+    from coordinator.server_app import run_federation
+    from coordinator.settings import FederationSettings
+    from tests.coordinator.fake_grid import InProcessGrid
+    from tests.coordinator.state import run_state
+
+    defaults = run_state(tmp_path, {}).settings
+    settings = FederationSettings.model_validate(
+        {**defaults.model_dump(), "fedavg_aggregator": "krum"}
+    )
+    grid = InProcessGrid(ClientApp(), {})
+    with pytest.raises(ConfigError, match=r"fedavg-aggregator = 'krum' is not a FedAvg aggreg"):
+        run_federation(grid, settings)
+    assert grid.sent == []
