@@ -146,8 +146,10 @@ def attack(
     site = Site(root, gold, policy)
     k, threshold = calibrate(site, candidates, figure)
     base = candidates[: k - 1]
-    present = list(rng.choice(names[n_notes // 2 :], n_probes // 2, replace=False))
-    missing = list(rng.choice(absent[n_notes // 2 :], n_probes // 2, replace=False))
+    pool = n_notes - n_notes // 2  # a name is asked again (fresh noise) once all were asked
+    again = n_probes // 2 > pool
+    present = list(rng.choice(names[n_notes // 2 :], n_probes // 2, replace=again))
+    missing = list(rng.choice(absent[n_notes // 2 :], n_probes // 2, replace=again))
     said_present: dict[bool, list[bool]] = {True: [], False: []}
     answered = 0
     for word, truth in [(w, True) for w in present] + [(w, False) for w in missing]:

@@ -26,7 +26,7 @@ from protocol.rounds import PrivacySpend
 from shared import wire
 from site_agent.federation.accountant import Ledger, split_key
 from site_agent.federation.layout import SiteFailure
-from site_agent.federation.noisy_figures import note_averaged, noisy_metrics
+from site_agent.federation.noisy_figures import noisy_metrics, note_averaged
 from site_agent.federation.policy import EvaluationPolicy
 from tests.security.test_hostile_coordinator import (  # noqa: F401 (the autouse fixture)
     PRESENT,
