@@ -45,6 +45,8 @@ SiteErrorCode = Literal[
     "site_policy_invalid",
     "insufficient_support",
     "evaluation_budget_exhausted",
+    "privacy_budget_exhausted",  # the test split's lifetime privacy budget would be overspent
+    "privacy_ledger_unreadable",  # the site's privacy ledger is missing its lock or damaged
     "max_models_exceeded",
     "max_model_mb_exceeded",
     "max_bootstrap_exceeded",
@@ -119,6 +121,26 @@ class ModelMetrics(ProtocolModel):
     n_documents: int
 
 
+class PrivacySpend(ProtocolModel):
+    """What a site's privacy accountant has spent of its test split's lifetime budget.
+
+    Differential privacy (Gaussian noise, zero-concentrated DP accounting): every figure a site
+    returns carries noise of standard deviation ``noise_sd``; ``epsilon_spent`` of the lifetime
+    ``epsilon_budget`` is used up (both at ``delta``) over every run and coordinator so far.
+    """
+
+    mechanism: Literal["gaussian"]
+    unit: Literal["note"] = "note"  # what the guarantee protects: one note of the test split
+    epsilon_budget: float = Field(ge=0, le=1e6)
+    delta: float = Field(ge=0, le=1)
+    epsilon_spent: float = Field(ge=0, le=1e6)
+    epsilon_left: float = Field(ge=0, le=1e6)
+    models_scored: int = Field(ge=0, le=10**9)
+    models_left: int = Field(ge=0, le=10**9)
+    epsilon_per_model: float = Field(ge=0, le=1e6)
+    noise_sd: float = Field(ge=0, le=1e6)
+
+
 BASELINE = "__baseline__"  # the name a site's own gold-trained annotator is scored under
 
 
@@ -172,6 +194,9 @@ class CrossSiteReply(ProtocolModel):
     errors: dict[str, SiteErrorCode] = Field(default_factory=dict)
     evaluation_bound: str = Field(
         "", max_length=1000, description="what the site's evaluation policy lets a run learn"
+    )
+    privacy: PrivacySpend | None = Field(
+        None, description="the test split's privacy budget after this reply (None: no noise)"
     )
 
 
@@ -257,6 +282,7 @@ class SiteSummary(ProtocolModel):
     quality_override: QualityOverride | None = None  # from the accepted bundle's manifest
     synthetic_documents: int = 0
     evaluation_bound: str = ""  # as the site stated it in its cross-site reply
+    privacy: PrivacySpend | None = None  # its last reply's privacy budget (None: no noise)
 
 
 class ReportProvenance(ProtocolModel):
