@@ -48,6 +48,7 @@ def site_summaries(state: RunState) -> tuple[SiteSummary, ...]:
                 quality_override=bundle.accepted.quality_override if bundle else None,
                 approval=bundle.accepted.approval if bundle else None,
                 evaluation_bound=state.evaluation_bounds.get(site_id, ""),
+                privacy=state.privacy.get(site_id),
             )
         )
     return tuple(summaries)

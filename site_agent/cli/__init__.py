@@ -14,15 +14,26 @@ from site_agent.cli.commands import (
     init,
     join,
     models,
+    privacy_budget,
     review,
     synthesize,
     validate,
 )
 
 COMMANDS = (
-    init, validate, synthesize, review, approve, audit, evaluate, models, join, annotate,
+    init,
+    validate,
+    synthesize,
+    review,
+    approve,
+    audit,
+    evaluate,
+    models,
+    join,
+    privacy_budget,
+    annotate,
     demo_sites,
-)  # fmt: skip
+)
 """In the order ``site-agent --help`` lists them; each module's ``register`` adds its commands."""
 
 app = new_app(

@@ -25,11 +25,20 @@ def _outside_exports(out: Path, work_dir: Path, bundle_dir: Path) -> None:
             )
 
 
-def write_review(work_dir: Path, out: Path | None = None, sample: int = 5, seed: int = 0) -> Path:
-    """Write the release review page for the bundle the export stage last built; returns it."""
+def write_review(
+    work_dir: Path,
+    out: Path | None = None,
+    sample: int = 5,
+    seed: int = 0,
+    site_config: Path | None = None,
+) -> Path:
+    """Write the release review page for the bundle the export stage last built; returns it.
+    ``site_config`` (optional) gives the evaluation accountant its policy."""
     facts = gather(work_dir)
     target = out or work_dir / REVIEW_PAGE
     _outside_exports(target, work_dir, facts.bundle_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(target, render_page(facts, evaluation_spend(work_dir), sample, seed))
+    atomic_write_text(
+        target, render_page(facts, evaluation_spend(work_dir, site_config), sample, seed)
+    )
     return target

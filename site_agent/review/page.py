@@ -201,9 +201,9 @@ def _audit(facts: ReleaseFacts, spend: dict[str, list[SpendLine]]) -> str:
         )  # fmt: skip
     else:
         accountant = (
-            "<p>No evaluation accountant is installed in this version, so this page cannot say "
-            "what the federation's evaluations of the test split have spent (this is not a "
-            "spend of zero).</p>"
+            "<p>No accountant had figures to show, so this page cannot say what the "
+            "federation's evaluations of the test split have spent (this is not a spend of "
+            "zero).</p>"
         )
     return (
         f'<section id="audit"><h2>Audit</h2><p>Policy <code>{escape(facts.audit.policy_name)}'

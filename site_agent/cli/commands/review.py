@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
             if site_config is None:
                 raise UsageError("no --work-dir; fix: pass --work-dir DIR or --site-config")
             work_dir = config_for_run(site_config).work_dir
-        page = write_review(work_dir, out, sample, seed)
+        page = write_review(work_dir, out, sample, seed, site_config)
         Console(stderr=True).print(
             f"release review: {page} (local only: it shows real notes; open it in a browser)",
             markup=False, highlight=False, soft_wrap=True,
