@@ -78,7 +78,7 @@ def tags_written(text: str, labels: frozenset[str]) -> Written:
     for span in spans:
         plain = f"{plain[: span.start]} PHI {plain[span.end :]}"
     found.plain = identifier_kinds(TAG.sub(" ", plain))
-    found.words = len(split_words(plain))
+    found.words = len(split_words(reading.text))  # the surfaces are words of the note
     return found
 
 

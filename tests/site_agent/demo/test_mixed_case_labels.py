@@ -111,3 +111,5 @@ def test_the_filled_spans_the_export_and_the_site_report_keep_the_hospitals_labe
     report = json.loads((_bundle(work) / "site_report.json").read_text(encoding="utf-8"))
     assert set(report["real_diagnostics"]["labels"]) == set(RENAMED.values())
     assert set(report["synthetic_diagnostics"]["labels"]) == labels
+    audit = json.loads((_bundle(work) / "audit.json").read_text(encoding="utf-8"))
+    assert set(audit["measures"]["pii_echo"]["after"]["by_label"]) == set(RENAMED.values())
