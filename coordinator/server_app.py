@@ -34,8 +34,10 @@ from protocol import LabelMapping
 from protocol.registry import SiteRegistry
 from protocol.rounds import CrossSiteCell, FederationReport
 from shared.label_mapping import shared_labels
+from shared.library_noise import quiet_libraries
 
 log = logging.getLogger("flwr")
+quiet_libraries()  # the Flower runtime starts this process, not the CLI
 
 app = ServerApp()
 

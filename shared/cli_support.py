@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import logging
-import os
 import sys
-import warnings
 from collections.abc import Iterable
 from types import ModuleType
 from typing import Annotated
@@ -16,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from shared.errors import ToolkitError, UsageError
+from shared.library_noise import quiet_libraries
 
 PATH_ERRORS = (
     FileNotFoundError,
@@ -53,24 +51,6 @@ AllowInsecureRemoteFlag = Annotated[
         help="With --insecure: allow a non-loopback address (trusted networks only).",
     ),
 ]
-
-
-def quiet_libraries() -> None:
-    """Keep library chatter (weight-loading reports, hub progress bars) out of operators' logs.
-
-    Set before transformers is imported; an operator's own settings win. With stderr sent to
-    a file, tqdm bars (carriage returns in a log) are switched off too. Deprecation notices
-    of the libraries (for their developers, not operators) and bitsandbytes' note that an
-    optional CPU kernel package is absent are dropped.
-    """
-    for library in ("transformers", "peft", "torch"):
-        warnings.filterwarnings("ignore", category=FutureWarning, module=rf"{library}(\.|$)")
-    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    if not sys.stderr.isatty():
-        os.environ.setdefault("TQDM_DISABLE", "1")
 
 
 def exit_status(result: object) -> int:
