@@ -16,6 +16,8 @@ come out as the corpus wrote it, and no marker may be left in the text.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -138,6 +140,12 @@ def test_every_label_survives_to_the_export_and_both_reports(mode: str, labels: 
         assert sorted(s.label for s in doc.spans) == sorted(labels)
         assert "{{" not in doc.text and "}}" not in doc.text
         assert not [label for label in labels if f"<{label}>" in doc.text]
+    # the labels a marker escapes are named in the synthetic corpus's provenance
+    escaped = {label: marker_name(label) for label in labels if marker_name(label) != label}
+    if mode != "annotate" and escaped:
+        assert json.loads(synthetic.provenance.notes["label_markers"]) == escaped
+    else:
+        assert "label_markers" not in synthetic.provenance.notes
     # the export's JSONL, read back as the coordinator parses a bundle
     shipped = parse_corpus_bytes("".join(map(document_line, synthetic.documents)).encode())
     assert {s.label for d in shipped.documents for s in d.spans} == set(labels)
