@@ -48,11 +48,11 @@ def summary_table(runs: Sequence[StageRun], plan: RunPlan | None = None) -> Tabl
     there is a ``plan``, and one figure in words (the full record stays in ``stage.json``)."""
     estimates = {s.stage: s for s in plan.stages} if plan is not None else {}
     table = Table(title="site pipeline")
-    table.add_column("stage")
-    table.add_column("status")
-    table.add_column("time", justify="right")
-    table.add_column("peak memory", justify="right")
-    table.add_column("result", overflow="fold")
+    table.add_column("stage", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("time", justify="right", no_wrap=True)
+    table.add_column("peak memory", justify="right", no_wrap=True)
+    table.add_column("result", overflow="fold", min_width=24)
     for run in runs:
         style = STATUS_STYLE.get(run.status, "")
         ran = run.record is not None and run.status == "ran"
