@@ -24,9 +24,11 @@ from coordinator.deployment.keys import load_registry, register_site
 from coordinator.report.tables import approval_cell
 from protocol.audit import AuditReport
 from shared.corpus_io import read_corpus
+from shared.errors import UsageError
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.export.approval import ApprovalPending, waiting_bundle
 from site_agent.federation.bundle import pack_bundle
+from site_agent.review.build import write_review
 from site_agent.stages.pipeline import run_pipeline, stage_artifact
 from tests.bundles import raw_received
 from tests.meddocan_slice import slice_site
@@ -227,3 +229,17 @@ def test_require_approval_end_to_end(site: tuple[SiteConfig, Path, Path], tmp_pa
     with pytest.raises(BundleRejected) as refused:
         verify_received_bundle(raw_received(tampered), config.site_id, registry)
     assert refused.value.reason == "bad_signature"
+
+
+def test_the_page_is_never_written_where_it_would_be_exported(
+    site: tuple[SiteConfig, Path, Path], tmp_path: Path
+) -> None:
+    config, _, _ = site
+    bundle = stage_artifact(config.work_dir, "export", "bundle")
+    assert bundle is not None
+    for inside in (config.work_dir / "outbox" / "review.html", bundle / "review.html"):
+        with pytest.raises(UsageError, match="may not be written inside"):
+            write_review(config.work_dir, inside)
+        assert not inside.exists()
+    with pytest.raises(UsageError, match="no bundle to review"):
+        write_review(tmp_path)
