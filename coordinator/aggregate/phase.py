@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from flwr.serverapp import Grid
@@ -64,7 +65,13 @@ def start_from_exported(initial: Path, models: list[BuiltModel], max_weight_rati
 def aggregate_models(
     grid: Grid, state: RunState, work_dir: Path
 ) -> tuple[list[BuiltModel], tuple[str, ...]]:
-    """Per-site, pooled, exported and FedAvg models, and the label space they share."""
+    """Per-site, pooled, exported and FedAvg models, and the label space they share.
+
+    The per-site and pooled models train here while the FedAvg rounds train at the sites:
+    neither needs the other (FedAvg starts from the base or the exported encoders), so the
+    coordinator's training fills the cores the sites leave idle between and during their
+    rounds instead of running before them (its threads follow the idle cores,
+    ``shared.threads``)."""
     corpora = [b.corpus for b in state.bundles.values() if b.corpus is not None]
     labels = shared_labels(state.mapping, corpora)
     harmonised = harmonised_corpora(state, labels)
@@ -76,15 +83,22 @@ def aggregate_models(
         seed=state.settings.seed,
     )
     base = state.settings.base_model
-    models = train_site_and_pooled(harmonised, base, settings, work_dir, _training_failed(state))
-    models += exported_encoders(state.bundles, work_dir, _training_failed(state))
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="coordinator-training") as pool:
+        trained = pool.submit(
+            train_site_and_pooled, harmonised, base, settings, work_dir, _training_failed(state)
+        )
+        exported = exported_encoders(state.bundles, work_dir, _training_failed(state))
+        fedavg = None
+        if state.settings.fedavg_rounds and harmonised:
+            initial = init_token_classifier(
+                base, labels, work_dir / "fedavg-init", state.settings.seed
+            )
+            if state.settings.fedavg_start == "exported":
+                start_from_exported(initial, exported, state.settings.fedavg_max_weight_ratio)
+            fedavg = run_fedavg(grid, state, initial, labels, work_dir / "fedavg")
+        models = trained.result() + exported
     for model in models:
         log.info("  %s: %d training documents", model.info.name, model.info.n_training_documents)
-    if state.settings.fedavg_rounds and harmonised:
-        initial = init_token_classifier(base, labels, work_dir / "fedavg-init", state.settings.seed)
-        if state.settings.fedavg_start == "exported":
-            start_from_exported(initial, models, state.settings.fedavg_max_weight_ratio)
-        fedavg = run_fedavg(grid, state, initial, labels, work_dir / "fedavg")
-        if fedavg is not None:
-            models.append(fedavg)
+    if fedavg is not None:
+        models.append(fedavg)
     return models, labels
