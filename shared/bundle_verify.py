@@ -21,8 +21,9 @@ named reason (``protocol.rounds.ExclusionReason``):
    code and a known model type (``shared.safe_models``);
 6. the audit record and the audit report agree, passed, and cover exactly this corpus, and the
    report's verdict follows from its own rules;
-7. the corpus parses line by line within the caps, is not empty and has as many documents
-   as the manifest says;
+7. the corpus parses line by line within the caps (its label count too: one bundle with more
+   labels than a site's policy accepts in an instruction would deny every site), is not empty
+   and has as many documents as the manifest says;
 8. provenance agrees: the encoder and site report name the audited corpus, audit record and
    report name the same real text, and the audit's kept/dropped counts add up to the corpus.
 """
@@ -112,7 +113,11 @@ def parse_corpus_bytes(data: bytes, limits: BundleLimits = DEFAULT_LIMITS) -> Co
             raise LimitExceeded(f"corpus line {number}", f"{limits.max_document_chars} characters",
                                 f"{len(document.text)} characters")  # fmt: skip
         documents.append(document)
-    return Corpus(documents=tuple(documents))
+    corpus = Corpus(documents=tuple(documents))
+    if len(corpus.labels) > limits.max_labels:
+        raise LimitExceeded("the synthetic corpus", f"{limits.max_labels} labels",
+                            f"{len(corpus.labels)} labels")  # fmt: skip
+    return corpus
 
 
 def parse_manifest(data: bytes, limits: BundleLimits = DEFAULT_LIMITS) -> ExportManifest:
