@@ -299,6 +299,16 @@ class ReportProvenance(ProtocolModel):
     finished_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
+class CorpusOverlap(ProtocolModel):
+    """Two sites' synthetic corpora that share documents: the MinHash estimate of the Jaccard
+    similarity of their (normalised) document sets; ``exact`` when the sets are equal."""
+
+    site_id: str
+    other_site_id: str
+    similarity: float = Field(ge=0, le=1)
+    exact: bool = False
+
+
 class FederationReport(ProtocolModel):
     """``report.json``: the whole outcome of one federation run."""
 
@@ -313,6 +323,7 @@ class FederationReport(ProtocolModel):
     provenance: ReportProvenance
     mode: Literal["federate", "evaluate"] = "federate"
     fedavg_rounds: tuple[FedAvgRound, ...] = ()
+    corpus_overlaps: tuple[CorpusOverlap, ...] = ()  # copied or near-duplicate corpora
 
     def cell(self, model: str, site_id: str) -> CrossSiteCell | None:
         for cell in self.matrix:

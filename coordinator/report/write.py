@@ -20,6 +20,7 @@ SECTIONS = (
     ("FedAvg rounds", tables.fedavg_round_rows),
     ("Sites and privacy audits", tables.audit_rows),
     ("What each site's evaluation policy lets a run learn", tables.evaluation_bound_rows),
+    ("Copied or near-duplicate synthetic corpora", tables.overlap_rows),
     ("Excluded from the run", tables.exclusion_rows),
     ("Provenance", tables.provenance_rows),
 )
