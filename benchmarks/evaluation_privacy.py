@@ -1,7 +1,7 @@
 """The boundary attack on a site's test split, and what the privacy noise costs the report.
 
     python benchmarks/evaluation_privacy.py                  # 200 probes, 20 utility trials
-    python benchmarks/evaluation_privacy.py --probes 400 --trials 50
+    python benchmarks/evaluation_privacy.py --probes 2000 --trials 0 --attack gaussian
 
 A made-up test split of ``--notes`` notes (default 250), each naming one patient once. The
 coordinator's "models" tag a set of words as PER (inference is that rule; everything else is
@@ -158,7 +158,16 @@ def attack(
             answered += 1
         said_present[truth].append(answer is not None and figure(answer) > threshold)
     tpr, fpr = np.mean(said_present[True]), np.mean(said_present[False])
-    return {"calibration": k, "answered": answered, "tpr": tpr, "fpr": fpr, "adv": tpr - fpr}
+    half = len(said_present[True])
+    se = math.sqrt((tpr * (1 - tpr) + fpr * (1 - fpr)) / half)
+    return {
+        "calibration": k,
+        "answered": answered,
+        "tpr": tpr,
+        "fpr": fpr,
+        "adv": tpr - fpr,
+        "ci": 1.96 * se,
+    }
 
 
 def gaussian_for(probes: int) -> EvaluationPolicy:
@@ -214,7 +223,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=250)
     parser.add_argument("--probes", type=int, default=200)
-    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--trials", type=int, default=20, help="utility trials (0: none)")
+    parser.add_argument(
+        "--attack", nargs="*", default=["none", "gaussian"], help="attack rows: none gaussian"
+    )
     args = parser.parse_args()
     print(f"CPU: {cpu_features().summary()}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -224,8 +236,12 @@ def main() -> None:
             ("none (grid 0.1)", old, lambda m: m.label_recall.get("PER", 0.0), None),
             ("gaussian (default)", gaussian_for(args.probes), lambda m: m.token_f1.value, 1),
         ]
+        rows = [row for row in rows if row[0].split()[0] in args.attack]
         print(f"\nboundary attack: {args.probes} probes on a {args.notes}-note split")
-        print("| policy | calibration k | answered | TPR | FPR | advantage | allowed (one model) |")
+        print(
+            "| policy | calibration k | answered | TPR | FPR | advantage (95% CI) "
+            "| allowed (one model) |"
+        )
         print("|---|---|---|---|---|---|---|")
         for i, (name, policy, figure, bounded) in enumerate(rows):
             found = attack(root / f"attack{i}", policy, figure, args.probes, args.notes, seed=i)
@@ -236,8 +252,11 @@ def main() -> None:
                 allowed = "no guarantee"
             print(
                 f"| {name} | {found['calibration']} | {found['answered']} | "
-                f"{found['tpr']:.3f} | {found['fpr']:.3f} | {found['adv']:.3f} | {allowed} |"
+                f"{found['tpr']:.3f} | {found['fpr']:.3f} | {found['adv']:.3f} ± {found['ci']:.3f} | "
+                f"{allowed} |"
             )
+        if not args.trials:
+            return
         found = utility(root / "utility", args.notes, args.trials)
         print(f"\nutility: 24 models x {args.trials} trials on a {args.notes}-note split")
         print("| exact token F1, good | exact token F1, bad | noise sd | pairs in order |")
