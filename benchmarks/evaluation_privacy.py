@@ -252,8 +252,8 @@ def main() -> None:
                 allowed = "no guarantee"
             print(
                 f"| {name} | {found['calibration']} | {found['answered']} | "
-                f"{found['tpr']:.3f} | {found['fpr']:.3f} | {found['adv']:.3f} ± {found['ci']:.3f} | "
-                f"{allowed} |"
+                f"{found['tpr']:.3f} | {found['fpr']:.3f} | "
+                f"{found['adv']:.3f} ± {found['ci']:.3f} | {allowed} |"
             )
         if not args.trials:
             return
