@@ -115,10 +115,11 @@ class QuasiIdentifierSettings(_Settings):
         "(a date and a town, an age and a date)",
     )
     rare_max_notes: int = Field(
-        1,
+        0,
         ge=0,
         description="a gold surface whose words occur in the text of at most this many real "
-        "notes flags a note alone (0: off)",
+        "notes flags a note alone (0: off; 1 flagged most of an independent MEDDOCAN split, "
+        "see docs/results.md)",
     )
     rare_min_chars: int = Field(
         4, ge=1, description="shorter surfaces never flag alone ('58', 'H'), only together"
@@ -129,7 +130,14 @@ class QuasiIdentifierSettings(_Settings):
         ge=0,
         le=1,
         description="a surface found in the text of more than this fraction of real notes "
-        "(and of more than rare_max_notes + 1) is common ('Madrid', 'varón') and never counts",
+        "(and of more than 2, and rare_max_notes + 1) is common ('Madrid', 'varón') and never "
+        "counts",
+    )
+    labels: Literal["quasi", "all"] = Field(
+        "quasi",
+        description="quasi: only details shared by many people (dates, ages, sex, countries, "
+        "towns, professions; shared/label_families.py), since names, ids and e-mails are the PII "
+        "echo's; all: every gold label",
     )
     ignore_labels: tuple[str, ...] = Field((), description="PII labels not searched")
 

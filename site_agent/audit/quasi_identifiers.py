@@ -8,12 +8,18 @@ synthetic note is flagged when it holds
 
 - **together**: ``min_together`` (default 2) or more gold surfaces that are gold mentions of
   one and the same real note (a date and a town, an age and a date ...), or
-- **rare**: a gold surface of ``rare_min_chars`` or more characters whose words occur in the
-  text of at most ``rare_max_notes`` (default 1) real notes.
+- **rare** (off by default: ``rare_max_notes = 0``): a gold surface of ``rare_min_chars`` or
+  more characters whose words occur in the text of at most ``rare_max_notes`` real notes. On
+  MEDDOCAN, ``rare_max_notes = 1`` flagged over half of the notes of *other* patients
+  (postal codes, month-and-year dates, first names that one training note happens to hold;
+  ``benchmarks/quasi_identifier_drops.py``), so it is a setting, not the default.
 
-A surface whose words occur in the text of many real notes (more than
-``max_document_fraction`` of them, and always more than ``rare_max_notes + 1``: "Madrid",
-"varón", "60 años" in a large corpus) is common and never counts. Matching is the PII echo's
+With ``labels = "quasi"`` (default) only details shared by many people are searched (dates,
+ages, sex, countries, towns, professions: ``shared/label_families.py``); names, ids, e-mails
+and streets are the PII echo's. A surface whose words occur in the text of many real notes
+(more than ``max_document_fraction`` of them, and of more than two and more than
+``rare_max_notes + 1``: "Madrid", "varón", "60 años" in a large corpus) is common and never
+counts. Matching is the PII echo's
 (``site_agent/privacy/surfaces.py``): whole words, case, punctuation and spacing ignored, so
 "12/03/1961" matches "12-03-1961". Counts only are reported, never the strings.
 """
@@ -28,12 +34,15 @@ from typing import Any
 import numpy as np
 
 from protocol import Corpus
+from shared.label_families import is_quasi_identifier
 from site_agent.audit.context import AuditContext, SyntheticChunk
 from site_agent.audit.ngrams_found import NgramsFound
 from site_agent.audit.policy import QuasiIdentifierSettings
 from site_agent.audit.registry import Reread, register_measure
 from site_agent.audit.surface_hits import SurfaceHits
 from site_agent.privacy.surfaces import SurfaceMatcher, has_words, surface_keys
+
+COMMON_FLOOR = 2  # a detail in the text of two real notes is never common
 
 
 @dataclass(frozen=True)
@@ -55,7 +64,11 @@ def real_side(real: Corpus, settings: QuasiIdentifierSettings) -> RealSide:
     for index, doc in enumerate(real.documents):
         for span in doc.spans:
             raw = doc.text[span.start : span.end]
-            if span.label not in ignored and len(raw.strip()) >= settings.min_chars:
+            if (
+                span.label not in ignored
+                and len(raw.strip()) >= settings.min_chars
+                and (settings.labels == "all" or is_quasi_identifier(span.label))
+            ):
                 raws.append(raw)
                 owners.append(index)
     notes: dict[str, set[int]] = defaultdict(set)
@@ -68,7 +81,11 @@ def real_side(real: Corpus, settings: QuasiIdentifierSettings) -> RealSide:
     docs, found = SurfaceMatcher.from_keys(keys).match(real.documents)
     width = max(len(keys), 1)
     in_text = np.bincount(np.unique(docs * width + found) % width, minlength=len(keys))
-    limit = max(settings.rare_max_notes + 1, math.floor(settings.max_document_fraction * len(real)))
+    limit = max(
+        settings.rare_max_notes + 1,
+        COMMON_FLOOR,
+        math.floor(settings.max_document_fraction * len(real)),
+    )
     searched = [i for i in range(len(keys)) if in_text[i] <= limit]
     rare = np.array(
         [

@@ -59,7 +59,8 @@ REWORDED = (
     "el 14-02-1961. Valorada por hipertensión paroxística; la paciente Carmen Ibáñez Luque "
     "refiere cefalea y sudoración."
 )
-UNRELATED = "Paciente de 58 años que acude por dolor torácico; trabaja de administrativa."  # one detail only, and one two real patients share
+# one detail only, and one that two real patients share
+UNRELATED = "Paciente de 58 años que acude por dolor torácico; trabaja de administrativa."
 
 
 @pytest.mark.parametrize("identifiers", ["specific", "all"])
@@ -83,11 +84,33 @@ def test_details_found_together_flag_a_note_though_none_is_rare() -> None:
     assert (bool(result.rare[0]), bool(result.together[0])) == (False, True)
 
 
-def test_a_detail_seen_in_one_real_note_flags_a_note_alone() -> None:
+@pytest.mark.parametrize(("rare_max_notes", "flagged"), [(0, False), (1, True)])
+def test_a_detail_seen_in_one_real_note_flags_a_note_alone_when_asked(
+    rare_max_notes: int, flagged: bool
+) -> None:
+    """Off by default: on MEDDOCAN it flags most notes of other patients (docs/results.md)."""
     real = Corpus(documents=(*real_notes().documents, make_doc("x", ("Zahara", "TERRITORIO"))))
     text = "Paciente sin antecedentes, natural de Zahara."
-    result = measured(real, corpus(make_doc("s", text)), "quasi_identifiers")
-    assert (bool(result.rare[0]), bool(result.together[0])) == (True, False)
+    settings = QuasiIdentifierSettings(rare_max_notes=rare_max_notes)
+    policy = AuditPolicy(quasi_identifiers=settings)
+    result = measured(real, corpus(make_doc("s", text)), "quasi_identifiers", policy)
+    assert (bool(result.rare[0]), bool(result.together[0])) == (flagged, False)
+
+
+@pytest.mark.parametrize(("labels", "flagged"), [("quasi", False), ("all", True)])
+def test_a_name_and_an_id_are_left_to_the_pii_echo_unless_all_labels(
+    labels: str, flagged: bool
+) -> None:
+    real = Corpus(
+        documents=(
+            *real_notes().documents,
+            make_doc("y", "Paciente", ("Berta", "NOMBRE_SUJETO_ASISTENCIA"), "NHC", ("8812", "ID")),
+        )
+    )
+    policy = AuditPolicy(quasi_identifiers=QuasiIdentifierSettings(labels=labels))
+    text = "Berta, historia 8812."
+    result = measured(real, corpus(make_doc("s", text)), "quasi_identifiers", policy)
+    assert bool(result.flagged[0]) is flagged
 
 
 def test_details_of_two_different_real_notes_do_not_flag() -> None:
