@@ -22,7 +22,7 @@ from pydantic import Field
 
 from protocol.base import SCHEMA_VERSION, ProtocolModel
 from protocol.corpus import LabelMapping
-from protocol.export import SITE_ID_PATTERN, ExportManifest, QualityOverride
+from protocol.export import SITE_ID_PATTERN, ExportManifest, QualityOverride, ReleaseApproval
 
 PHASES = ("roll_call", "collect", "aggregate", "cross_site", "report")
 Phase = Literal["roll_call", "collect", "aggregate", "cross_site", "report"]
@@ -80,7 +80,9 @@ ExclusionReason = Literal[
     "duplicate_corpus",  # the same synthetic corpus sent by two sites
     "non_finite_update",  # a FedAvg update with NaN or infinite weights
     "update_norm_exceeded",  # a FedAvg update that moves the model further than allowed
+    "update_norm_outlier",  # a FedAvg step far larger than the round's median step
     "invalid_metrics",  # cross-site figures out of range (NaN, inf, outside [0, 1])
+    "approval_mismatch",  # a release approval that does not name this bundle's files
 ]
 
 
@@ -220,6 +222,7 @@ class AcceptedBundle(ProtocolModel):
     audit_passed: bool
     audit_rules_failed: tuple[str, ...] = ()
     quality_override: QualityOverride | None = None  # a degenerate corpus the site sent anyway
+    approval: ReleaseApproval | None = None  # the site's release approval, when it requires one
     created_at: datetime
 
 
@@ -237,7 +240,14 @@ class RefusedUpdate(ProtocolModel):
     """A FedAvg update the coordinator left out of a round, or took with a lower weight."""
 
     site_id: str
-    reason: Literal["examples_capped", "non_finite_update", "update_norm_exceeded", "invalid_reply"]
+    reason: Literal[
+        "examples_capped",
+        "weight_capped",
+        "non_finite_update",
+        "update_norm_exceeded",
+        "update_norm_outlier",
+        "invalid_reply",
+    ]
     detail: str = ""
 
 
@@ -250,6 +260,7 @@ class FedAvgRound(ProtocolModel):
     n_examples: int
     update_norm: float  # L2 norm of (new global weights - previous global weights)
     refused: tuple[RefusedUpdate, ...] = ()  # updates left out or capped, and why
+    aggregator: str = "weighted-mean"  # how the round's updates were combined
 
 
 class CrossSiteCell(ProtocolModel):
@@ -271,6 +282,7 @@ class SiteSummary(ProtocolModel):
     audit_passed: bool | None = None
     audit_rules_failed: tuple[str, ...] = ()
     quality_override: QualityOverride | None = None  # from the accepted bundle's manifest
+    approval: ReleaseApproval | None = None  # from the accepted bundle's manifest
     synthetic_documents: int = 0
     evaluation_bound: str = ""  # as the site stated it in its cross-site reply
     privacy: PrivacySpend | None = None  # its last reply's privacy budget (None: no noise)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from types import ModuleType
 from typing import Annotated
 
@@ -71,15 +73,27 @@ def report_error(exc: ToolkitError) -> None:
     err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
 
 
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
 def report_os_error(exc: OSError) -> int:
     """A file the command was pointed at cannot be used: say which, exit as a usage error.
 
-    Other I/O failures (disk full, ...) exit 74 (EX_IOERR).
+    A full disk (or quota) names the file and asks for space, not for permissions; other I/O
+    failures exit 74 (EX_IOERR).
     """
     where = exc.filename if exc.filename is not None else "a file"
+    if exc.errno in NO_SPACE:
+        folder = Path(str(where)).parent if exc.filename is not None else Path.cwd()
+        fix = (
+            f"fix: free space on the disk that holds {folder} (df -h {folder}), or write the "
+            "output to another disk, then run the command again (nothing half-written was kept)"
+        )
+    else:
+        fix = "fix: check the path and its permissions"
     err_console.print(
         f"[bold red]error:[/] {escape(str(where))}: {escape(exc.strerror or str(exc))}; "
-        "fix: check the path and its permissions",
+        + escape(fix),
         highlight=False,
         soft_wrap=True,
     )

@@ -6,7 +6,7 @@ so no real identifier seeds a synthetic note. The amount is a multiple of the tr
 (4x by default; membership canaries in the training text do not count) spread evenly over
 the prompts (on a corpus where most notes hold no PHI, the recipe's share of them open at an
 identifier). After the first notes the PHI rate the generator writes is checked against the
-training notes' (``generate/phi_rate.py``); far below, the stage stops with a diagnosis.
+training notes' (``generate/phi_rate.py``); outside its band, the stage stops with a diagnosis.
 Generation resumes from the partial output file after an interruption. The
 mode then reads the generated notes into the synthetic corpus (``modes/``): plain notes,
 notes whose tags are the spans, or filled templates.
@@ -76,7 +76,10 @@ def run(
     )
 
     def check(docs: Sequence[Document], planned: GenerationPlan) -> None:
-        found = check_phi_rate(mode.name, real, docs, planned.prompts, settings.min_phi_rate)
+        found = check_phi_rate(
+            mode.name, real, docs, planned.prompts, seeds.labels, settings.min_phi_rate,
+            settings.max_phi_rate,
+        )  # fmt: skip
         if found is not None and checks is not None:
             checks.append(found)
 

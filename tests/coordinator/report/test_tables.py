@@ -131,8 +131,8 @@ def test_fedavg_rounds_name_who_dropped() -> None:
         }
     )
     assert tables.fedavg_round_rows(played)[1:] == [
-        ["1", "a, b", "-", "8", "2.0000", "-"],
-        ["2", "a", "b", "4", "0.5000", "-"],
+        ["1", "weighted-mean", "a, b", "-", "8", "2.0000", "-"],
+        ["2", "weighted-mean", "a", "b", "4", "0.5000", "-"],
     ]
     assert tables.fedavg_round_rows(report())[1][1] == "no FedAvg round ran"
 
