@@ -44,13 +44,16 @@ def utf8_text(value: str, what: str) -> str:
 
 
 MAX_LABEL_CHARS = 64
+# control, format (invisible, bidi overrides), surrogate, line and paragraph separators
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
 @lru_cache(maxsize=4096)
 def label_name(label: str) -> str:
     """``label`` once it is a label name that is data, not layout: at most
-    ``MAX_LABEL_CHARS`` characters, valid UTF-8, and no control, format, private-use or
-    unassigned character, and no line or paragraph separator. Any letters and digits of any
+    ``MAX_LABEL_CHARS`` characters, valid UTF-8, and no control or format character (line
+    breaks, escapes, invisible and bidi-override characters) and no line or paragraph
+    separator (``REFUSED_CATEGORIES``). Any letters and digits of any
     script, ``_ - .``, spaces and other punctuation pass (reports and model cards escape them);
     what could forge a row, a heading or an invisible difference does not."""
     utf8_text(label, "the label")
@@ -61,7 +64,7 @@ def label_name(label: str) -> str:
         )
     for position, char in enumerate(label):
         category = unicodedata.category(char)
-        if category[0] == "C" or category in ("Zl", "Zp"):
+        if category in REFUSED_CATEGORIES:
             raise ValueError(
                 f"label {label!r} holds U+{ord(char):04X} ({category}) at character {position}, "
                 "a control or invisible character; allowed: letters and digits of any script, "
