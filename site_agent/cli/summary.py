@@ -9,8 +9,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from site_agent.pipeline.runner import StageRun
+from site_agent.plan.estimate import RunPlan
 from site_agent.stages.pipeline import folder_of
-from site_agent.stages.run_plan import RunPlan
 
 STATUS_STYLE = {"ran": "green", "skipped": "dim", "failed": "bold red", "stopped": "yellow"}
 

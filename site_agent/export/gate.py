@@ -41,6 +41,7 @@ from protocol import Corpus
 from protocol.audit import AuditReport, RuleResult
 from shared.corpus_io import read_corpus
 from shared.errors import ExportRefusedError
+from shared.judge import report_verdict
 from shared.provenance import sha256_file
 from site_agent.audit.policy import AuditPolicy
 from site_agent.audit.reference import read_generator_reference
@@ -152,14 +153,19 @@ def check_seal(report_path: Path, report: AuditReport, binding: AuditBinding | N
 
 
 def check_verdict(report_path: Path, report: AuditReport) -> None:
-    """The report checks rules, its verdict follows from them, and it passed."""
+    """The report checks rules, its verdict follows from them (``shared.judge``, on the
+    figures it records), and it passed."""
     if not report.rules:
         raise refuse(
             "audit_report_valid",
             f"{report_path} checks no rules, so it cannot clear anything",
             "audit with a policy that has rules (the default policy does)",
         )
-    if report.passed != all(r.passed for r in report.rules):
+    verdict = report_verdict(report.rules)  # the rules judged again on their own figures
+    follows = all(
+        r.passed == j.passed for r, j in zip(report.rules, verdict.judgements, strict=True)
+    )
+    if report.passed != verdict.passed or not follows:
         raise refuse(
             "audit_report_valid",
             f"{report_path}: the verdict does not follow from its rules",

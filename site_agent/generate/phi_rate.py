@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -22,13 +23,9 @@ from protocol import Corpus, Document
 from protocol.base import ProtocolModel
 from shared.errors import QualityGateError
 from shared.ner_tokens import split_words
-from site_agent.generate.placeholders import PLACEHOLDER
 
-MARKERS: dict[str, re.Pattern[str]] = {
-    "template": PLACEHOLDER,
-    "tagged": re.compile(r"<([A-Z][A-Z0-9_]*)>"),
-}
-"""Per mode, what one PHI mention written by the generator looks like."""
+if TYPE_CHECKING:
+    from site_agent.generate.modes.base import GenerationMode
 
 
 class PhiRate(ProtocolModel):
@@ -86,26 +83,27 @@ def written_rate(
 
 
 def check_phi_rate(
-    mode: str,
+    mode: GenerationMode,
     real: PhiRate,
     docs: Sequence[Document],
     prompts: Sequence[str],
     min_ratio: float,
 ) -> PhiRateCheck | None:
-    """The check of ``docs`` (the first generated notes); None for a mode without markers.
-    Raises :class:`QualityGateError` (exit 3) when the rate is under ``min_ratio`` of the
-    real notes'."""
-    marker = MARKERS.get(mode)
+    """The check of ``docs`` (the first generated notes), counting ``mode``'s own PHI marker;
+    None for a mode without one. Raises :class:`QualityGateError` (exit 3) when the rate is
+    under ``min_ratio`` of the real notes'."""
+    marker = mode.phi_marker
     if marker is None or real.mentions == 0:
         return None
     written = written_rate(docs, prompts, marker)
     ratio = written.per_1000_words / real.per_1000_words if real.per_1000_words else 0.0
     check = PhiRateCheck(
-        mode=mode, real=real, written=written, ratio=round(ratio, 4), min_ratio=min_ratio,
+        mode=mode.name, real=real, written=written, ratio=round(ratio, 4), min_ratio=min_ratio,
         passed=ratio >= min_ratio,
     )  # fmt: skip
     if not check.passed:
-        raise PhiRateError(diagnosis(check), summary={"phi_rate": check.model_dump(mode="json")})
+        summary = {"phi_rate": check.model_dump(mode="json")}
+        raise PhiRateError(diagnosis(check, mode.phi_noun), summary=summary)
     return check
 
 
@@ -117,9 +115,9 @@ class PhiRateError(QualityGateError):
         self.summary = summary
 
 
-def diagnosis(check: PhiRateCheck) -> str:
-    """What was found, why it matters and what to change."""
-    what = "placeholders" if check.mode == "template" else "tags"
+def diagnosis(check: PhiRateCheck, what: str) -> str:
+    """What was found (``what``: the mode's noun for its markers), why it matters and what to
+    change."""
     real, written = check.real, check.written
     found = (
         f"generate: in the first {written.notes} notes the generator wrote {written.mentions} "

@@ -27,13 +27,15 @@ from shared.progress import ProgressBars
 from shared.records import read_record_file
 from site_agent.adapt.cost import this_cpu
 from site_agent.adapt.data import training_texts
-from site_agent.adapt.recipe import GeneratorRecipe, choose_vocabulary, this_machine
+from site_agent.adapt.recipe import GeneratorRecipe, choose_vocabulary
 from site_agent.adapt.result import RESULT_FILE, AdaptResult
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.plan.artifact import plan_of_run
+from site_agent.plan.estimate import generation_engine
+from site_agent.plan.memory import MEMORY_FIXES
 from site_agent.stages.knobs import generation_mode
-from site_agent.stages.run_plan import MEMORY_FIXES, generation_engine, plan_run
 
 if TYPE_CHECKING:
     from site_agent.generate.modes import GenerationMode
@@ -115,7 +117,7 @@ def _run(ctx: StageContext) -> StageOutput:
     config = ctx.config
     mode = generation_mode(config)
     train = read_corpus(ctx.inputs["pseudonymise.train"])
-    recipe = plan_run(config, train, this_machine()).generator
+    recipe = plan_of_run(config.work_dir).generator  # the run's plan, never recomputed here
 
     def extra(train: Corpus) -> list[str]:
         validation = read_corpus(ctx.inputs["split.validation"])

@@ -27,7 +27,6 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus, write_corpus
 from shared.progress import ProgressBars
 from shared.provenance import config_digest
-from site_agent.adapt.recipe import this_machine
 from site_agent.audit.reference import generator_reference
 from site_agent.canaries.membership import is_membership_canary
 from site_agent.config import SiteConfig
@@ -38,9 +37,10 @@ from site_agent.generate.prompts import prompt_renderer
 from site_agent.generate.run import RunHistory, run_history, store_files
 from site_agent.generate.settings import GenerationSettings
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.plan.apply import applied_generation
+from site_agent.plan.artifact import plan_of_run
 from site_agent.pseudonymise.records import read_surrogates, sensitive_surfaces
 from site_agent.stages.knobs import generation_mode, identifying_index
-from site_agent.stages.run_plan import applied_generation, plan_run
 
 PARTIAL_FILE = "generation.partial.jsonl"  # the generator's resumable store
 CORPUS_FILE = "synthetic.raw.jsonl"
@@ -76,7 +76,7 @@ def run(
     )
 
     def check(docs: Sequence[Document], planned: GenerationPlan) -> None:
-        found = check_phi_rate(mode.name, real, docs, planned.prompts, settings.min_phi_rate)
+        found = check_phi_rate(mode, real, docs, planned.prompts, settings.min_phi_rate)
         if found is not None and checks is not None:
             checks.append(found)
 
@@ -158,8 +158,7 @@ def _run(ctx: StageContext) -> StageOutput:
         forbidden_surfaces(generator_reference(train, validation), ctx.inputs),
         identifying_index(config, ctx.inputs["split.train"], ctx.inputs["split.validation"]),
     )
-    plan = plan_run(config, read_corpus(ctx.inputs["split.train"]), this_machine(), len(validation))
-    settings = applied_generation(config, plan)
+    settings = applied_generation(config, plan_of_run(config.work_dir))
     origin = prompt_origin(validation, settings.prompt_words, settings.phi_prompt_share)
     atomic_write_text(ctx.stage_dir / PROMPT_ORIGIN, json.dumps(origin, indent=1))
     checks: list[PhiRateCheck] = []

@@ -32,7 +32,7 @@ from site_agent.pipeline.stage import Stage, StageRecord, artifact_path, read_re
 from site_agent.stages.registry import STAGES, check_registry
 
 if TYPE_CHECKING:
-    from site_agent.stages.run_plan import RunPlan
+    from site_agent.plan.estimate import RunPlan
 
 
 def folder_of(work_dir: Path, name: str) -> Path:
@@ -148,14 +148,17 @@ def apply_device(device: str) -> None:
 
 
 def check_runnable(config: SiteConfig, *, exports: bool = True) -> None:
-    """Checks that would otherwise fail hours in: device, model names, backend (the audit
-    policy is validated with the config), and the signing key of a run that ``exports``.
+    """Checks that would otherwise fail hours in: device, the audit rules' figures (each one
+    a measure declares), model names, backend (the audit policy is validated with the
+    config), and the signing key of a run that ``exports``.
     Model names are resolved offline (nothing is fetched or converted here)."""
+    from site_agent.audit.rules import check_rule_figures
     from site_agent.generate.backend import check_backend_name
     from site_agent.stages.export import check_signing_key
     from site_agent.stages.model_references import check_model_references
 
     apply_device(config.device)
+    check_rule_figures(config.audit.policy.rules)
     check_model_references(config)
     check_backend_name(config.generation.backend)
     if exports:
@@ -168,8 +171,11 @@ def run_pipeline(
     from_stage: str | None = None,
     console: Console | None = None,
     runs: list[StageRun] | None = None,
+    plan: RunPlan | None = None,
 ) -> list[StageRun]:
-    """Run every stage in order; returns (and appends to ``runs``) what ran and was skipped."""
+    """Run every stage in order; returns (and appends to ``runs``) what ran and was skipped.
+    The run's plan (``plan``: the one the caller's pre-flight printed; None: computed here)
+    is written first as ``run-plan.json``, which the adapt and generate stages apply."""
     stages = STAGES if stages is None else stages
     check_registry(stages)
     check_runnable(config, exports=any(stage.name == "export" for stage in stages))
@@ -177,7 +183,35 @@ def run_pipeline(
     console = console or Console(stderr=True)
     with work_dir_lock(config.work_dir):
         remove_partial_bundles(config.work_dir / "outbox")
+        write_run_plan(config, stages, from_stage, plan)
         return run_stages(config, stages, placement, console=console, runs=runs)
+
+
+PLAN_READERS = frozenset({"adapt", "generate"})
+"""The stages that apply the run plan (``run-plan.json``)."""
+
+
+def write_run_plan(
+    config: SiteConfig,
+    stages: Sequence[Stage[SiteConfig]],
+    from_stage: str | None = None,
+    plan: RunPlan | None = None,
+) -> RunPlan | None:
+    """Write the run's plan (``plan``, else computed once here from the training split the
+    split stage writes) as ``run-plan.json`` in the work dir when a stage of ``stages``
+    applies it; a plan that cannot be computed (the corpus is unreadable: the split stage
+    reports it) leaves no stale file behind. Returns what was written."""
+    from site_agent.plan.artifact import PLAN_FILE, save_plan
+    from site_agent.stages.preflight import run_preflight
+
+    if not any(stage.name in PLAN_READERS for stage in stages):
+        return None
+    plan = plan if plan is not None else run_preflight(config, from_stage=from_stage)
+    if plan is None:
+        (config.work_dir / PLAN_FILE).unlink(missing_ok=True)
+        return None
+    save_plan(plan, config.work_dir)
+    return plan
 
 
 def remove_partial_bundles(outbox: Path) -> list[Path]:

@@ -23,7 +23,7 @@ from shared.metrics.diagnostics import distribution
 from shared.ner_tokens import split_words
 from site_agent.adapt.recipe import Machine, this_machine
 from site_agent.annotator.settings import GoldAnnotatorSettings, rare_labels
-from site_agent.stages.run_plan import RunPlan, plan_run
+from site_agent.plan.estimate import RunPlan, plan_run
 
 if TYPE_CHECKING:
     from site_agent.config import SiteConfig

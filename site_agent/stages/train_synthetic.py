@@ -26,8 +26,8 @@ from site_agent.config import SiteConfig
 from site_agent.export.bundle import write_trained_on
 from site_agent.models.identity import model_identity
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.plan.memory import MEMORY_FIXES
 from site_agent.split.by_source import split_corpus
-from site_agent.stages.run_plan import MEMORY_FIXES
 from site_agent.train_synthetic.report import SiteReport, headline, render_markdown
 
 SYNTHETIC_VALIDATION_FRACTION = 0.1

@@ -3,6 +3,7 @@ labels them in the annotate stage."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from protocol import Corpus, Document
@@ -15,6 +16,10 @@ from site_agent.generate.settings import GenerationSettings
 class MachineAnnotated:
     name: str = "annotate"
     spans: SpanSource = "annotator"
+    adapt_epochs: int = 2
+    epochs_basis: str = "as template (not measured): 96 steps on 65 notes beat 192"
+    phi_marker: re.Pattern[str] | None = None  # plain text: the annotator labels it later
+    phi_noun: str = "mentions"
 
     def render(self, doc: Document) -> str:
         return doc.text

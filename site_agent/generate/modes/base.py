@@ -9,6 +9,7 @@ annotate stage keeps the spans the mode read).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -60,6 +61,28 @@ class GenerationMode(Protocol):
     @property
     def spans(self) -> SpanSource:
         """Who labels the notes: the gold-trained annotator or the generator."""
+        ...
+
+    @property
+    def adapt_epochs(self) -> int:
+        """The adaptation epochs the generator recipe gives this mode where ``[adapt]`` sets
+        none."""
+        ...
+
+    @property
+    def epochs_basis(self) -> str:
+        """Why those epochs, as the recipe's reason says it."""
+        ...
+
+    @property
+    def phi_marker(self) -> re.Pattern[str] | None:
+        """What one PHI mention the generator writes looks like (a placeholder, an opening
+        tag), which the early PHI-rate check counts; None: the mode writes none (no check)."""
+        ...
+
+    @property
+    def phi_noun(self) -> str:
+        """What those markers are called in the PHI-rate diagnosis."""
         ...
 
     def render(self, doc: Document) -> str:

@@ -13,6 +13,7 @@ from protocol import Corpus, Document, Span
 from shared.errors import QualityGateError
 from site_agent.generate import backend as backend_registry
 from site_agent.generate.backend import PromptJob
+from site_agent.generate.modes import mode_for
 from site_agent.generate.phi_rate import PhiRateError, check_phi_rate, real_rate, written_rate
 from site_agent.generate.placeholders import PLACEHOLDER
 from site_agent.generate.plan import GenerationPlan, phi_opening, phi_openings
@@ -67,7 +68,7 @@ def _generate(tmp_path: Path, continuation: str, min_ratio: float) -> tuple[Corp
     found: list = []
 
     def check(docs: Sequence[Document], plan: GenerationPlan) -> None:
-        found.append(check_phi_rate("template", real, docs, plan.prompts, min_ratio))
+        found.append(check_phi_rate(mode_for("template"), real, docs, plan.prompts, min_ratio))
 
     settings = GenerationSettings(backend="spy", batch_size=8)
     corpus = generate_corpus(
@@ -120,7 +121,7 @@ def test_written_rate_counts_only_what_follows_the_prompt(continuation: str, cou
 
 def test_annotate_mode_is_not_checked() -> None:
     doc = Document(id="d", text="x", meta={"prompt_index": 0})
-    assert check_phi_rate("annotate", real_rate(_real(2, 2)), [doc], ["x"], 0.25) is None
+    assert check_phi_rate(mode_for("annotate"), real_rate(_real(2, 2)), [doc], ["x"], 0.25) is None
 
 
 NOTE = Document(

@@ -1,0 +1,38 @@
+"""A generation mode in one file, as a site or a study would add one: it registers itself on
+import, and nothing else in the tree names it. The generator sees the notes as they are; the
+annotator labels what it writes; every word it writes counts as a PHI "mention" (so the early
+PHI-rate check, which counts the mode's own marker, runs and passes on a tiny random model)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from protocol import Corpus, Document
+from site_agent.generate.modes import register_mode
+from site_agent.generate.modes.base import Labelled, SeedNotes, SpanSource, with_documents
+from site_agent.generate.settings import GenerationSettings
+
+
+@dataclass(frozen=True)
+class Echo:
+    name: str = "echo"
+    spans: SpanSource = "annotator"
+    adapt_epochs: int = 1
+    epochs_basis: str = "one pass, the echo mode's own choice"
+    phi_marker: re.Pattern[str] | None = re.compile(r"\w+")
+    phi_noun: str = "words"
+
+    def render(self, doc: Document) -> str:
+        return doc.text
+
+    def added_tokens(self, train: Corpus) -> tuple[str, ...]:
+        return ()
+
+    def label(self, generated: Corpus, seeds: SeedNotes, settings: GenerationSettings) -> Labelled:
+        docs = [d.model_copy(update={"spans": ()}) for d in generated.documents]
+        corpus = with_documents(generated, docs, seeds.labels, mode=self.name)
+        return Labelled(corpus, {"echoed": len(docs)})
+
+
+ECHO = register_mode(Echo())
