@@ -116,8 +116,8 @@ def demo_audit(corpus_path: Path, out: Path, real_path: Path) -> AuditBinding:
     audit stage measures; the demo's template notes are drawn from a separate random stream
     than its test notes."""
     from shared.corpus_io import read_corpus
+    from site_agent.audit.corpus_audit import audit_settings_digest
     from site_agent.audit.policy import AuditPolicy, FilterSettings, PolicyRule
-    from site_agent.audit.run import audit_settings_digest
     from site_agent.export.gate import AuditBinding
     from site_agent.privacy.digest import corpus_sha256
 

@@ -43,10 +43,10 @@ from shared.corpus_io import read_corpus
 from shared.errors import ExportRefusedError
 from shared.judge import report_verdict
 from shared.provenance import sha256_file
+from site_agent.audit.corpus_audit import audit_settings_digest
 from site_agent.audit.policy import AuditPolicy
 from site_agent.audit.reference import read_generator_reference
 from site_agent.audit.rules import evaluate, flatten
-from site_agent.audit.run import audit_settings_digest
 from site_agent.audit.seal import SEAL_FILE, seal_holds
 from site_agent.canaries.identifiers import load_canaries
 from site_agent.canaries.membership import load_membership_canaries

@@ -1,10 +1,9 @@
 """Stage 9, export: the signed bundle in ``<work_dir>/outbox/<bundle-id>/``.
 
-Only audited synthetic data and what was trained on it leave; the audit gate inside
-``build_bundle`` cannot be switched off. The stage binds it to this site: the real training
-text is re-derived from the gold corpus file on disk and must equal ``split.train``; the
-gate then checks the audit report against that text, the synthetic corpus the pipeline
-generated and the site config's audit policy, PII surrogates and canaries.
+Only audited synthetic data and what was trained on it leave; the audit gate in
+``build_bundle`` cannot be switched off. It is bound to this site: the real training text,
+re-derived from the gold corpus on disk, must equal ``split.train``, and the audit report
+must match it, the generated corpus and the site's policy, surrogates and canaries.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def run_preflight(
     be read yet (the pipeline's own checks then report it). ``gold`` is the corpus file's
     content where the caller has read it already. A run resumed past its audit (one
     ``from_stage`` does not repeat) prices the synthetic annotator at the notes kept."""
-    from site_agent.stages.pipeline import audited_notes
+    from site_agent.stages.left_to_run import audited_notes
     from site_agent.stages.split import split_sizes
 
     try:

@@ -15,7 +15,6 @@ from typing import Any
 
 from rich.progress import Progress
 
-from protocol import Corpus, Document
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from shared.provenance import sha256_file
@@ -27,10 +26,8 @@ from site_agent.export.bundle import write_trained_on
 from site_agent.models.identity import model_identity
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.plan.memory import MEMORY_FIXES
-from site_agent.split.by_source import split_corpus
 from site_agent.train_synthetic.report import SiteReport, headline, render_markdown
-
-SYNTHETIC_VALIDATION_FRACTION = 0.1
+from site_agent.train_synthetic.sets import synthetic_train_validation, without_spans
 
 
 def evaluation_file(annotator: str) -> str:
@@ -45,23 +42,6 @@ def trained_with(settings: GoldAnnotatorSettings) -> dict[str, Any]:
         "base_model": model_identity(settings.base_model).label,
         **settings.training.model_dump(),
     }
-
-
-def without_spans(corpus: Corpus) -> Corpus:
-    docs = tuple(Document(id=d.id, text=d.text, source=d.source) for d in corpus.documents)
-    return Corpus(documents=docs, labels=corpus.labels, provenance=corpus.provenance)
-
-
-def synthetic_train_validation(corpus: Corpus, seed: int) -> tuple[Corpus, Corpus]:
-    """A seeded 90/10 split of the synthetic corpus (the same notes serve both if tiny)."""
-    fractions = {
-        "train": 1 - SYNTHETIC_VALIDATION_FRACTION,
-        "validation": SYNTHETIC_VALIDATION_FRACTION,
-    }
-    parts = split_corpus(corpus, fractions, seed=seed)
-    if len(parts["train"]) == 0 or len(parts["validation"]) == 0:
-        return corpus, corpus
-    return parts["train"], parts["validation"]
 
 
 def run(

@@ -20,8 +20,8 @@ from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_file
 from shared.signing import generate_signing_key
+from site_agent.audit.corpus_audit import AUDITED_CORPUS, run_audit
 from site_agent.audit.policy import AuditPolicy
-from site_agent.audit.run import AUDITED_CORPUS, run_audit
 from site_agent.audit.seal import seal_key, write_seal
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.export.bundle import BundleRequest, build_bundle

@@ -113,8 +113,8 @@ def register(app: typer.Typer) -> None:
             return
         if synthetic is None:
             raise UsageError("--synthetic is required (unless --plant-canaries is given)")
+        from site_agent.audit.corpus_audit import run_audit
         from site_agent.audit.policy import load_policy
-        from site_agent.audit.run import run_audit
 
         report = run_audit(
             read_corpus(real, fmt),

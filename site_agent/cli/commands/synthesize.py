@@ -13,7 +13,8 @@ from site_agent.cli.run_config import config_for_run
 from site_agent.cli.summary import annotator_notes, summary_table, where_to_look
 from site_agent.pipeline.runner import StageRun
 from site_agent.plan.memory import check_fits
-from site_agent.stages.pipeline import LeftToRun, check_runnable, left_to_run, run_pipeline
+from site_agent.stages.left_to_run import LeftToRun, left_to_run
+from site_agent.stages.pipeline import check_runnable, run_pipeline
 from site_agent.stages.preflight import run_preflight, training_preflight
 from site_agent.stages.registry import stage_names
 

@@ -17,7 +17,7 @@ from site_agent.generate.modes import mode_for
 from site_agent.generate.phi_rate import PhiRateError, check_phi_rate, real_rate, written_rate
 from site_agent.generate.placeholders import PLACEHOLDER
 from site_agent.generate.plan import GenerationPlan, phi_opening, phi_openings
-from site_agent.generate.run import generate_corpus
+from site_agent.generate.resumable import generate_corpus
 from site_agent.generate.settings import GenerationSettings
 
 BATCHES: list[int] = []
@@ -154,8 +154,7 @@ def test_phi_openings_replace_phi_free_openings_first(
 def test_prompt_origin_records_the_words_each_prompt_really_took() -> None:
     """The private record names, for every prompt, the note, the word it starts at and how
     many it holds: a prompt cut around an identifier is recorded as such, not as an opening."""
-    from site_agent.generate.plan import prompt_origin
-    from site_agent.stages.generate import origin_summary
+    from site_agent.generate.plan import origin_summary, prompt_origin
 
     free = [Document(id=f"f{i}", text=f"Nota {i} sin datos.") for i in range(3)]
     validation = Corpus(documents=(NOTE, *free))

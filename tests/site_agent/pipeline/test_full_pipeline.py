@@ -135,7 +135,7 @@ def test_a_setting_the_generator_does_not_read_keeps_its_notes(
 
 
 def _keeps_its_notes(config: SiteConfig, work: Path) -> None:
-    from site_agent.generate.run import run_history
+    from site_agent.generate.resumable import run_history
     from site_agent.stages.generate import PARTIAL_FILE
 
     store = folder_of(work, "generate") / PARTIAL_FILE
@@ -317,7 +317,7 @@ def test_a_resumed_run_is_told_what_is_left_of_the_estimate(
     unsaved share; --from and changed settings bring stages back in full. Files only read."""
     import shutil
 
-    from site_agent.stages.pipeline import audited_notes, left_to_run
+    from site_agent.stages.left_to_run import audited_notes, left_to_run
     from site_agent.stages.preflight import run_preflight
 
     config, _ = site
@@ -414,8 +414,8 @@ def test_the_probe_of_issue_11_cannot_export_the_training_split(
     from protocol import Corpus, Document
     from shared.corpus_io import read_corpus
     from shared.errors import ExportRefusedError
+    from site_agent.audit.corpus_audit import run_audit
     from site_agent.audit.policy import AuditPolicy
-    from site_agent.audit.run import run_audit
     from site_agent.pipeline.runner import artifacts_on_disk
 
     config, _ = site

@@ -116,5 +116,5 @@ def test_a_stage_without_the_run_plan_refuses_rather_than_replanning(tmp_path: P
     from shared.errors import UsageError
     from site_agent.plan.artifact import plan_of_run
 
-    with pytest.raises(UsageError, match="run-plan.json: no readable run plan; fix:"):
+    with pytest.raises(UsageError, match=r"run-plan\.json: no readable run plan; fix:"):
         plan_of_run(tmp_path)
