@@ -122,7 +122,14 @@ def checked_reply(
             recall = {k: v for k, v in figures.label_recall.items() if k in labels}
             metrics[name] = figures.model_copy(update={"label_recall": recall})
     state.evaluation_bounds[site] = answer.evaluation_bound
-    return CrossSiteReply(metrics=metrics, errors=errors, evaluation_bound=answer.evaluation_bound)
+    if answer.privacy is not None:
+        state.privacy[site] = answer.privacy
+    return CrossSiteReply(
+        metrics=metrics,
+        errors=errors,
+        evaluation_bound=answer.evaluation_bound,
+        privacy=answer.privacy,
+    )
 
 
 def read_reply(

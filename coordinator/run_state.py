@@ -12,7 +12,14 @@ from coordinator.settings import FederationSettings
 from coordinator.verified_bundle import VerifiedBundle
 from protocol import LabelMapping
 from protocol.registry import SiteRegistry
-from protocol.rounds import Exclusion, ExclusionReason, FedAvgRound, Phase, RollCallReply
+from protocol.rounds import (
+    Exclusion,
+    ExclusionReason,
+    FedAvgRound,
+    Phase,
+    PrivacySpend,
+    RollCallReply,
+)
 
 log = logging.getLogger("flwr")
 
@@ -29,6 +36,7 @@ class RunState:
     roll: dict[str, RollCallReply] = field(default_factory=dict)
     fedavg_rounds: list[FedAvgRound] = field(default_factory=list)
     evaluation_bounds: dict[str, str] = field(default_factory=dict)  # site -> its stated bound
+    privacy: dict[str, PrivacySpend] = field(default_factory=dict)  # site -> its last spend
 
     def __post_init__(self) -> None:
         log_safety.install(log)  # site ids, labels and reasons in log lines stay one line

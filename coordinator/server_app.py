@@ -19,6 +19,7 @@ from pathlib import Path
 from flwr.app import Context
 from flwr.serverapp import Grid, ServerApp
 
+from coordinator.aggregate.aggregators import AGGREGATORS
 from coordinator.aggregate.built_model import BuiltModel
 from coordinator.aggregate.phase import aggregate_models
 from coordinator.collect.phase import collect
@@ -34,8 +35,10 @@ from protocol import LabelMapping
 from protocol.registry import SiteRegistry
 from protocol.rounds import CrossSiteCell, FederationReport
 from shared.label_mapping import shared_labels
+from shared.library_noise import quiet_libraries
 
 log = logging.getLogger("flwr")
+quiet_libraries()  # the Flower runtime starts this process, not the CLI
 
 app = ServerApp()
 
@@ -47,6 +50,7 @@ def banner(step: int, title: str) -> None:
 
 def run_federation(grid: Grid, settings: FederationSettings) -> FederationReport:
     """The whole protocol; writes the report and the trained models under ``output_dir``."""
+    AGGREGATORS.get(settings.fedavg_aggregator, setting="fedavg-aggregator")  # before any phase
     registry = SiteRegistry.model_validate_json(settings.registry.read_text(encoding="utf-8"))
     mapping = (
         LabelMapping.model_validate(json.loads(settings.mapping.read_text(encoding="utf-8")))

@@ -59,6 +59,14 @@ class FederationSettings(BaseModel):
     # FedAvg: an update whose L2 distance from the global model exceeds this fraction of the
     # global model's own L2 norm is refused (an honest round moves a model far less)
     max_update_norm_ratio: float = Field(default=0.5, gt=0)
+    # FedAvg, relative to the round's other sites (coordinator/aggregate/influence.py): a
+    # site's weight is at most this many times the median example count of the others ...
+    fedavg_max_weight_ratio: float = Field(default=2.0, gt=0)
+    # ... and its step, whole or in one tensor, at most this many times the round's median step
+    fedavg_max_norm_ratio: float = Field(default=4.0, gt=1)
+    # how the updates are combined (coordinator/aggregate/aggregators.py; checked when the
+    # run starts): weighted-mean, median or trimmed-mean
+    fedavg_aggregator: str = "weighted-mean"
     max_manifest_bytes: int = _cap("max_manifest_bytes")
     max_json_bytes: int = _cap("max_json_bytes")
     max_tokenizer_bytes: int = _cap("max_tokenizer_bytes")

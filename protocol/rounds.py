@@ -45,6 +45,8 @@ SiteErrorCode = Literal[
     "site_policy_invalid",
     "insufficient_support",
     "evaluation_budget_exhausted",
+    "privacy_budget_exhausted",  # the test split's lifetime privacy budget would be overspent
+    "privacy_ledger_unreadable",  # the site's privacy ledger is missing its lock or damaged
     "max_models_exceeded",
     "max_model_mb_exceeded",
     "max_bootstrap_exceeded",
@@ -78,6 +80,7 @@ ExclusionReason = Literal[
     "duplicate_corpus",  # the same synthetic corpus sent by two sites
     "non_finite_update",  # a FedAvg update with NaN or infinite weights
     "update_norm_exceeded",  # a FedAvg update that moves the model further than allowed
+    "update_norm_outlier",  # a FedAvg step far larger than the round's median step
     "invalid_metrics",  # cross-site figures out of range (NaN, inf, outside [0, 1])
 ]
 
@@ -116,6 +119,26 @@ class ModelMetrics(ProtocolModel):
     document_leakage: Estimate
     label_recall: dict[str, float] = Field(default_factory=dict)
     n_documents: int
+
+
+class PrivacySpend(ProtocolModel):
+    """What a site's privacy accountant has spent of its test split's lifetime budget.
+
+    Differential privacy (Gaussian noise, zero-concentrated DP accounting): every figure a site
+    returns carries noise of standard deviation ``noise_sd``; ``epsilon_spent`` of the lifetime
+    ``epsilon_budget`` is used up (both at ``delta``) over every run and coordinator so far.
+    """
+
+    mechanism: Literal["gaussian"]
+    unit: Literal["note"] = "note"  # what the guarantee protects: one note of the test split
+    epsilon_budget: float = Field(ge=0, le=1e6)
+    delta: float = Field(ge=0, le=1)
+    epsilon_spent: float = Field(ge=0, le=1e6)
+    epsilon_left: float = Field(ge=0, le=1e6)
+    models_scored: int = Field(ge=0, le=10**9)
+    models_left: int = Field(ge=0, le=10**9)
+    epsilon_per_model: float = Field(ge=0, le=1e6)
+    noise_sd: float = Field(ge=0, le=1e6)
 
 
 BASELINE = "__baseline__"  # the name a site's own gold-trained annotator is scored under
@@ -172,6 +195,9 @@ class CrossSiteReply(ProtocolModel):
     evaluation_bound: str = Field(
         "", max_length=1000, description="what the site's evaluation policy lets a run learn"
     )
+    privacy: PrivacySpend | None = Field(
+        None, description="the test split's privacy budget after this reply (None: no noise)"
+    )
 
 
 class Exclusion(ProtocolModel):
@@ -212,7 +238,14 @@ class RefusedUpdate(ProtocolModel):
     """A FedAvg update the coordinator left out of a round, or took with a lower weight."""
 
     site_id: str
-    reason: Literal["examples_capped", "non_finite_update", "update_norm_exceeded", "invalid_reply"]
+    reason: Literal[
+        "examples_capped",
+        "weight_capped",
+        "non_finite_update",
+        "update_norm_exceeded",
+        "update_norm_outlier",
+        "invalid_reply",
+    ]
     detail: str = ""
 
 
@@ -225,6 +258,7 @@ class FedAvgRound(ProtocolModel):
     n_examples: int
     update_norm: float  # L2 norm of (new global weights - previous global weights)
     refused: tuple[RefusedUpdate, ...] = ()  # updates left out or capped, and why
+    aggregator: str = "weighted-mean"  # how the round's updates were combined
 
 
 class CrossSiteCell(ProtocolModel):
@@ -248,6 +282,7 @@ class SiteSummary(ProtocolModel):
     quality_override: QualityOverride | None = None  # from the accepted bundle's manifest
     synthetic_documents: int = 0
     evaluation_bound: str = ""  # as the site stated it in its cross-site reply
+    privacy: PrivacySpend | None = None  # its last reply's privacy budget (None: no noise)
 
 
 class ReportProvenance(ProtocolModel):

@@ -24,9 +24,11 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(target)  # a full disk names the file it could not write
         raise
 
 
@@ -58,4 +60,33 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
             os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """What tells this file from a rewrite of it: inode and modification time; None if absent."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return info.st_ino, info.st_mtime_ns
+
+
+@contextlib.contextmanager
+def written_together(*paths: str | os.PathLike[str]) -> Iterator[None]:
+    """Files that are only meaningful together (an audited corpus and its ``audit.json``).
+
+    Each is written atomically on its own; when the block fails after it wrote or replaced any
+    of them, all of them are removed, so a reader never finds a new one beside an old or a
+    missing one. A block that fails before writing any leaves the previous set as it was.
+    """
+    targets = [Path(p) for p in paths]
+    before = [_identity(p) for p in targets]
+    try:
+        yield
+    except BaseException:
+        if [_identity(p) for p in targets] != before:
+            for target in targets:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(target)
         raise

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import logging
-import os
+import errno
 import sys
-import warnings
 from collections.abc import Iterable
+from pathlib import Path
 from types import ModuleType
 from typing import Annotated
 
@@ -16,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from shared.errors import ToolkitError, UsageError
+from shared.library_noise import quiet_libraries
 
 PATH_ERRORS = (
     FileNotFoundError,
@@ -55,24 +55,6 @@ AllowInsecureRemoteFlag = Annotated[
 ]
 
 
-def quiet_libraries() -> None:
-    """Keep library chatter (weight-loading reports, hub progress bars) out of operators' logs.
-
-    Set before transformers is imported; an operator's own settings win. With stderr sent to
-    a file, tqdm bars (carriage returns in a log) are switched off too. Deprecation notices
-    of the libraries (for their developers, not operators) and bitsandbytes' note that an
-    optional CPU kernel package is absent are dropped.
-    """
-    for library in ("transformers", "peft", "torch"):
-        warnings.filterwarnings("ignore", category=FutureWarning, module=rf"{library}(\.|$)")
-    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    if not sys.stderr.isatty():
-        os.environ.setdefault("TQDM_DISABLE", "1")
-
-
 def exit_status(result: object) -> int:
     """The process status for what ``app(standalone_mode=False)`` returned.
 
@@ -91,15 +73,27 @@ def report_error(exc: ToolkitError) -> None:
     err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
 
 
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
 def report_os_error(exc: OSError) -> int:
     """A file the command was pointed at cannot be used: say which, exit as a usage error.
 
-    Other I/O failures (disk full, ...) exit 74 (EX_IOERR).
+    A full disk (or quota) names the file and asks for space, not for permissions; other I/O
+    failures exit 74 (EX_IOERR).
     """
     where = exc.filename if exc.filename is not None else "a file"
+    if exc.errno in NO_SPACE:
+        folder = Path(str(where)).parent if exc.filename is not None else Path.cwd()
+        fix = (
+            f"fix: free space on the disk that holds {folder} (df -h {folder}), or write the "
+            "output to another disk, then run the command again (nothing half-written was kept)"
+        )
+    else:
+        fix = "fix: check the path and its permissions"
     err_console.print(
         f"[bold red]error:[/] {escape(str(where))}: {escape(exc.strerror or str(exc))}; "
-        "fix: check the path and its permissions",
+        + escape(fix),
         highlight=False,
         soft_wrap=True,
     )

@@ -13,10 +13,12 @@ from flwr.app import Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 
 from shared import wire
+from shared.library_noise import quiet_libraries
 from site_agent.federation import handlers
 from site_agent.federation.layout import SiteFailure, SiteLayout
 
 log = logging.getLogger(__name__)
+quiet_libraries()  # the Flower runtime starts this process, not the CLI
 
 app = ClientApp()
 

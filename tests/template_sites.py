@@ -163,10 +163,11 @@ def write_stage_record(stage_dir: Path, stage: str, artifacts: dict[str, str]) -
 
 
 # Template test splits are a dozen made-up notes: no figure could hide one mention there, so
-# the test sites score everything at full precision (a real site keeps the safe defaults).
+# the test sites score everything exactly, at full precision (a real site keeps the safe defaults).
 SITE_CONFIG = "site.toml"
 OPEN_EVALUATION = """\
 [federation.evaluation]
+mechanism = "none"
 max_models_per_run = 1000
 min_support = 0
 grid = 0.0

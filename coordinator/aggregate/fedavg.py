@@ -1,11 +1,16 @@
-"""FedAvg over the site encoders: sites train locally for E epochs, the coordinator averages.
+"""FedAvg over the site encoders: sites train locally for E epochs, the coordinator combines.
 
-The average is weighted by each site's number of training documents. Replies are untrusted:
-each is checked against the global model (same tensors, same shapes), refused when a weight is
-NaN or infinite or when it moves the model further than ``max-update-norm-ratio`` of the
-model's own norm, and its example count is capped by the documents of the site's verified
-bundle (a site cannot claim 10^15 examples to set the global model alone). Every refusal is
-recorded in the round (``FedAvgRound.refused``) and, for a refused update, as an exclusion.
+Replies are untrusted. Each is checked against the global model (same tensors, same shapes),
+refused when a weight is NaN or infinite or when it moves the model further than
+``max-update-norm-ratio`` of the model's own norm, and its example count is capped by the
+documents of the site's verified bundle (a site cannot claim 10^15 examples to set the global
+model alone). Then the round's updates are judged against each other
+(``coordinator/aggregate/influence.py``): an update whose step, whole or in one tensor, is an
+outlier against the median of the round is refused, and each site's weight is capped relative to
+the other sites' counts. The survivors are combined by the ``fedavg-aggregator`` rule
+(``coordinator/aggregate/aggregators.py``: weighted mean, coordinate-wise median or trimmed
+mean). Every refusal is recorded in the round (``FedAvgRound.refused``) and, for a refused
+update, as an exclusion.
 """
 
 from __future__ import annotations
@@ -16,11 +21,17 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from flwr.app import Array, ArrayRecord, ConfigRecord, RecordDict
+from flwr.app import ArrayRecord, ConfigRecord, RecordDict
 from flwr.serverapp import Grid
 
+from coordinator.aggregate.aggregators import aggregate
 from coordinator.aggregate.built_model import BuiltModel
-from coordinator.aggregate.weighted_mean import weighted_mean
+from coordinator.aggregate.influence import (
+    WHOLE_MODEL,
+    capped_weights,
+    norm_outliers,
+    step_norms,
+)
 from coordinator.messaging import exchange
 from coordinator.replies import refusal, unpack_reply
 from coordinator.run_state import RunState
@@ -42,30 +53,12 @@ RefusedReason = Literal["non_finite_update", "update_norm_exceeded"]
 
 def weighted_average(updates: list[tuple[ArrayRecord, int]]) -> ArrayRecord:
     """Example-weighted mean of float tensors; integer buffers are taken from the first update."""
-    total = sum(n for _, n in updates)
-    if not updates or total <= 0:
-        raise ValueError("nothing to average: no update with training examples")
-    first = updates[0][0]
-    averaged = ArrayRecord()
-    for key in first:
-        arrays = [record[key].numpy() for record, _ in updates]
-        if not np.issubdtype(arrays[0].dtype, np.floating):
-            averaged[key] = Array.from_numpy_ndarray(arrays[0])
-            continue
-        mean = weighted_mean([(a, n) for a, (_, n) in zip(arrays, updates, strict=True)])
-        averaged[key] = Array.from_numpy_ndarray(mean)
-    return averaged
+    return aggregate("weighted-mean", [(record, float(n)) for record, n in updates])
 
 
 def update_norm(new: ArrayRecord, old: ArrayRecord) -> float:
     """L2 norm of the change of every float tensor: how far one round moved the model."""
-    total = 0.0
-    for key in old:
-        before = old[key].numpy()
-        if np.issubdtype(before.dtype, np.floating):
-            diff = new[key].numpy().astype(np.float64) - before.astype(np.float64)
-            total += float(np.sum(diff * diff))
-    return float(np.sqrt(total))
+    return step_norms(new, old)[WHOLE_MODEL]
 
 
 def model_norm(record: ArrayRecord) -> float:
@@ -201,6 +194,33 @@ def checked_update(
     return weights, examples
 
 
+def judged_round(
+    state: RunState,
+    updates: dict[str, tuple[ArrayRecord, int]],
+    reference: ArrayRecord,
+    refused: list[RefusedUpdate],
+) -> dict[str, tuple[ArrayRecord, float]]:
+    """The updates that may be combined, each with its capped weight: outliers against the
+    round's median step are refused, and every refusal or cap is recorded."""
+    settings = state.settings
+    steps = {site: step_norms(weights, reference) for site, (weights, _) in updates.items()}
+    outliers = norm_outliers(steps, settings.fedavg_max_norm_ratio)
+    for site, detail in outliers.items():
+        state.exclude(site, "aggregate", "update_norm_outlier", detail)
+        refused.append(RefusedUpdate(site_id=site, reason="update_norm_outlier", detail=detail))
+    kept = {site: update for site, update in updates.items() if site not in outliers}
+    ratio = settings.fedavg_max_weight_ratio
+    weights = capped_weights({site: n for site, (_, n) in kept.items()}, ratio)
+    for site, weight in sorted(weights.items()):
+        if weight < kept[site][1]:
+            detail = (
+                f"weight {weight:g} instead of its {kept[site][1]} examples: at most {ratio} x "
+                "the median of the other sites"
+            )
+            refused.append(RefusedUpdate(site_id=site, reason="weight_capped", detail=detail))
+    return {site: (record, weights[site]) for site, (record, _) in kept.items()}
+
+
 def run_fedavg(
     grid: Grid, state: RunState, initial: Path, labels: tuple[str, ...], out_dir: Path
 ) -> BuiltModel | None:
@@ -208,26 +228,31 @@ def run_fedavg(
     weights, files = pack_model_dir(initial)
     contributors: set[str] = set()
     examples = completed = 0
+    rule = state.settings.fedavg_aggregator
     for rnd in range(1, state.settings.fedavg_rounds + 1):
-        updates, dropped, refused = _one_round(grid, state, weights, files, labels, rnd)
-        if not updates:
+        updates, dropped, refused_first = _one_round(grid, state, weights, files, labels, rnd)
+        refused = list(refused_first)
+        usable = judged_round(state, updates, weights, refused)
+        if not usable:
             log.warning("  fedavg round %d: no usable update; stopping", rnd)
             break
-        previous, weights = weights, weighted_average(list(updates.values()))
-        examples = sum(n for _, n in updates.values())
+        previous = weights
+        weights = aggregate(rule, list(usable.values()), setting="fedavg-aggregator")
+        examples = sum(updates[site][1] for site in usable)
         state.fedavg_rounds.append(
             FedAvgRound(
                 round=rnd,
-                contributors=tuple(sorted(updates)),
+                contributors=tuple(sorted(usable)),
                 dropped=dropped,
                 n_examples=examples,
                 update_norm=update_norm(weights, previous),
-                refused=refused,
+                refused=tuple(refused),
+                aggregator=rule,
             )
         )
-        contributors |= set(updates)
+        contributors |= set(usable)
         completed = rnd
-        log.info("  fedavg round %d: averaged %s (%d examples)", rnd, sorted(updates), examples)
+        log.info("  fedavg round %d: %s of %s (%d examples)", rnd, rule, sorted(usable), examples)
     if not contributors:
         return None
     model_dir = unpack_model_dir(weights, files, out_dir)

@@ -12,6 +12,7 @@ from flwr.serverapp import Grid
 from coordinator.aggregate.built_model import BuiltModel
 from coordinator.aggregate.exported import exported_encoders
 from coordinator.aggregate.fedavg import run_fedavg
+from coordinator.aggregate.influence import capped_weights
 from coordinator.aggregate.pooled import train_site_and_pooled
 from coordinator.aggregate.start import average_into
 from coordinator.aggregate.trainer import NerSettings, init_token_classifier
@@ -46,11 +47,13 @@ def _training_failed(state: RunState) -> Callable[[str, Exception], None]:
     return record
 
 
-def start_from_exported(initial: Path, models: list[BuiltModel]) -> None:
-    exported = [
-        (m.model_dir, m.info.n_training_documents) for m in models if m.info.kind == "export"
-    ]
-    replaced = average_into(initial, exported)
+def start_from_exported(initial: Path, models: list[BuiltModel], max_weight_ratio: float) -> None:
+    """Average the exported encoders' bodies into ``initial``, each weighted by its site's
+    documents capped relative to the other sites (``coordinator/aggregate/influence.py``)."""
+    exported = {m.info.name: m for m in models if m.info.kind == "export"}
+    counts = {name: m.info.n_training_documents for name, m in exported.items()}
+    weights = capped_weights(counts, max_weight_ratio)
+    replaced = average_into(initial, [(m.model_dir, weights[n]) for n, m in exported.items()])
     log.info(
         "  fedavg starts from %d exported encoder(s) (%d tensors averaged)",
         len(exported),
@@ -80,7 +83,7 @@ def aggregate_models(
     if state.settings.fedavg_rounds and harmonised:
         initial = init_token_classifier(base, labels, work_dir / "fedavg-init", state.settings.seed)
         if state.settings.fedavg_start == "exported":
-            start_from_exported(initial, models)
+            start_from_exported(initial, models, state.settings.fedavg_max_weight_ratio)
         fedavg = run_fedavg(grid, state, initial, labels, work_dir / "fedavg")
         if fedavg is not None:
             models.append(fedavg)

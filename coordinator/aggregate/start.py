@@ -1,8 +1,9 @@
 """Where FedAvg starts: the base encoder, or the sites' exported encoders averaged.
 
 An exported encoder was trained on its site's synthetic corpus and tags in that site's own
-labels, so only the encoder body is averaged (weighted by each site's synthetic documents);
-the classification head stays the seeded head over the shared labels.
+labels, so only the encoder body is averaged (weighted by each site's synthetic documents,
+capped relative to the other sites); the classification head stays the seeded head over the
+shared labels.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from coordinator.aggregate.weighted_mean import weighted_mean
 WEIGHTS = "model.safetensors"
 
 
-def average_into(initial: Path, encoders: list[tuple[Path, int]]) -> list[str]:
+def average_into(initial: Path, encoders: list[tuple[Path, float]]) -> list[str]:
     """Overwrite the body tensors of ``initial`` with the weighted mean of ``encoders``;
     returns the tensor names replaced (those every encoder has with the same shape)."""
     target = load_file(str(initial / WEIGHTS))

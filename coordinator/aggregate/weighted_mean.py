@@ -12,7 +12,7 @@ import numpy as np
 
 
 def weighted_mean(
-    weighted: Sequence[tuple[np.ndarray, int]], dtype: np.dtype | None = None
+    weighted: Sequence[tuple[np.ndarray, float]], dtype: np.dtype | None = None
 ) -> np.ndarray:
     """Mean of the arrays, each weighted by its count, in ``dtype`` (default: the first array's)."""
     total = sum(n for _, n in weighted)

@@ -47,6 +47,7 @@ def site_summaries(state: RunState) -> tuple[SiteSummary, ...]:
                 synthetic_documents=bundle.accepted.n_documents if bundle else 0,
                 quality_override=bundle.accepted.quality_override if bundle else None,
                 evaluation_bound=state.evaluation_bounds.get(site_id, ""),
+                privacy=state.privacy.get(site_id),
             )
         )
     return tuple(summaries)

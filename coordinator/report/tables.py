@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocol.rounds import CrossSiteCell, FederationReport
+from protocol.rounds import CrossSiteCell, FederationReport, PrivacySpend
 
 METRICS = {
     "token_f1": "Token F1",
@@ -106,11 +106,26 @@ def audit_rows(report: FederationReport) -> list[list[str]]:
     return rows
 
 
+def privacy_guarantee(spend: PrivacySpend | None) -> str:
+    """A site's differential-privacy guarantee and spend, in words, from its last reply."""
+    if spend is None:
+        return "no differential privacy: figures are exact (rounded only)"
+    return (
+        f"({spend.epsilon_budget:g}, {spend.delta:g})-DP per {spend.unit} over the test "
+        f"split's life; spent epsilon {spend.epsilon_spent:.3g}, left {spend.epsilon_left:.3g} "
+        f"({spend.models_scored} models scored, {spend.models_left} left); noise sd "
+        f"{spend.noise_sd:.3g} on each figure"
+    )
+
+
 def evaluation_bound_rows(report: FederationReport) -> list[list[str]]:
     """What each site's evaluation policy lets this run learn about its test split, as the
-    site stated it (the site's own log holds the same line)."""
-    rows = [["site", "evaluation bound"]]
-    rows += [[s.site_id, s.evaluation_bound or "not stated"] for s in report.sites]
+    site stated it (the site's own log holds the same line), and its privacy spend."""
+    rows = [["site", "privacy guarantee", "evaluation bound"]]
+    rows += [
+        [s.site_id, privacy_guarantee(s.privacy), s.evaluation_bound or "not stated"]
+        for s in report.sites
+    ]
     return rows
 
 
@@ -169,10 +184,12 @@ def generalisation_rows(report: FederationReport) -> list[list[str]]:
 
 
 def fedavg_round_rows(report: FederationReport) -> list[list[str]]:
-    rows = [["round", "contributors", "dropped", "examples", "update norm", "refused or capped"]]
+    header = ["round", "aggregator", "contributors", "dropped", "examples", "update norm"]
+    rows = [[*header, "refused or capped"]]
     rows += [
         [
             str(r.round),
+            r.aggregator,
             ", ".join(r.contributors),
             ", ".join(r.dropped) or "-",
             str(r.n_examples),
@@ -181,4 +198,6 @@ def fedavg_round_rows(report: FederationReport) -> list[list[str]]:
         ]
         for r in report.fedavg_rounds
     ]
-    return rows if report.fedavg_rounds else [*rows, ["-", "no FedAvg round ran", "", "", "", ""]]
+    if not report.fedavg_rounds:
+        rows.append(["-", "no FedAvg round ran", "", "", "", "", ""])
+    return rows

@@ -62,6 +62,16 @@ def _statistics() -> dict[str, Statistic]:
     return stats
 
 
+def document_counts(gold: Corpus, pred: Corpus) -> dict[str, np.ndarray]:
+    """Per-document count vectors (token and span true positives, predicted, gold; leaked
+    documents), in the order of ``gold``: every corpus figure is a function of them."""
+    pairs = pair_documents(gold, pred)
+    labels = evaluation_labels(pairs)
+    _, token_counts = token_scores(pairs, labels)
+    span_counts = count_spans(pairs, labels)
+    return _count_columns(token_counts, span_counts, count_leakage(pairs, span_counts))
+
+
 def evaluate(
     gold: Corpus,
     pred: Corpus,
@@ -115,4 +125,4 @@ def evaluate(
     )
 
 
-__all__ = ["BootstrapSettings", "EvaluationReport", "evaluate"]
+__all__ = ["BootstrapSettings", "EvaluationReport", "document_counts", "evaluate"]

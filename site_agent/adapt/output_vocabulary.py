@@ -24,9 +24,12 @@ from typing import Any
 
 from shared.atomic import atomic_write_text
 from shared.errors import ConfigError
+from shared.limits import JsonLimits, LimitExceeded, parse_json
 
 VOCABULARY_FILE = "vocabulary.json"
 """Beside ``adapter_config.json``: the kept ids of a restricted output layer."""
+# an object holding one flat list of ids: a file nested deeper was not written by the adapt stage
+VOCABULARY_LIMITS = JsonLimits(max_bytes=64 * 1024 * 1024, max_depth=2, max_members=4_000_000)
 
 
 def ids_digest(ids: Sequence[int]) -> str:
@@ -115,8 +118,13 @@ def read_vocabulary(adapter_dir: Path | None) -> OutputVocabulary | None:
     if not path.is_file():
         return None
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
+        body = parse_json(path.read_bytes(), VOCABULARY_LIMITS, str(path))
         vocabulary = OutputVocabulary(tuple(int(i) for i in body["ids"]), int(body["full_size"]))
+    except LimitExceeded as exc:
+        raise ConfigError(
+            f"{path}: not a valid output vocabulary (over the cap of {exc.cap}; the adapt stage "
+            "writes one object with a flat list of ids); fix: re-run the adapt stage"
+        ) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise ConfigError(
             f"{path}: not a valid output vocabulary ({exc}); fix: re-run the adapt stage"

@@ -13,11 +13,23 @@ from site_agent.cli.commands import (
     init,
     join,
     models,
+    privacy_budget,
     synthesize,
     validate,
 )
 
-COMMANDS = (init, validate, synthesize, audit, evaluate, models, join, annotate, demo_sites)
+COMMANDS = (
+    init,
+    validate,
+    synthesize,
+    audit,
+    evaluate,
+    models,
+    join,
+    privacy_budget,
+    annotate,
+    demo_sites,
+)
 """In the order ``site-agent --help`` lists them; each module's ``register`` adds its commands."""
 
 app = new_app(

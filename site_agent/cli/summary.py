@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
+from site_agent.cli.key_figures import key_figure
 from site_agent.pipeline.runner import StageRun
 from site_agent.plan.estimate import RunPlan
 from site_agent.stages.pipeline import folder_of
@@ -18,25 +19,39 @@ STATUS_STYLE = {"ran": "green", "skipped": "dim", "failed": "bold red", "stopped
 def _brief(run: StageRun) -> str:
     if run.record is None:
         return ""
-    return escape(", ".join(f"{k}={v}" for k, v in run.record.summary.items()))
+    return escape(key_figure(run.name, run.record.summary))
 
 
-def _measured_vs(value: float | None, estimate: float | None, digits: int) -> str:
-    """``123.4`` alone, or ``123.4 (est. 150.0)`` when the pre-flight estimated it."""
-    if value is None:
+def duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s`` or ``2 h 07 min``."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{seconds:.1f} s" if seconds < 10 else f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def _against(shown: str | None, estimate: str | None) -> str:
+    """``42 s`` alone, or ``42 s (est. 1 min 10 s)`` when the pre-flight estimated it."""
+    if shown is None:
         return ""
-    shown = f"{value:.{digits}f}"
-    return shown if estimate is None else f"{shown} (est. {estimate:.{digits}f})"
+    return shown if estimate is None else f"{shown} (est. {estimate})"
+
+
+def _gb(value: float | None) -> str | None:
+    return None if value is None else f"{value:.1f} GB"
 
 
 def summary_table(runs: Sequence[StageRun], plan: RunPlan | None = None) -> Table:
-    """One row a stage; with the pre-flight's ``plan``, its estimates beside what was measured."""
+    """One row a stage: status, time and peak memory against the pre-flight's estimates when
+    there is a ``plan``, and one figure in words (the full record stays in ``stage.json``)."""
     estimates = {s.stage: s for s in plan.stages} if plan is not None else {}
     table = Table(title="site pipeline")
     table.add_column("stage")
     table.add_column("status")
-    table.add_column("seconds", justify="right")
-    table.add_column("peak GB", justify="right")
+    table.add_column("time", justify="right")
+    table.add_column("peak memory", justify="right")
     table.add_column("result", overflow="fold")
     for run in runs:
         style = STATUS_STYLE.get(run.status, "")
@@ -47,8 +62,8 @@ def summary_table(runs: Sequence[StageRun], plan: RunPlan | None = None) -> Tabl
         table.add_row(
             escape(run.name),
             f"[{style}]{run.status}[/]",
-            _measured_vs(seconds, estimate.hours * 3600 if estimate else None, 1),
-            _measured_vs(peak, estimate.peak_gb if estimate else None, 1),
+            _against(duration(seconds), duration(estimate.hours * 3600) if estimate else None),
+            _against(_gb(peak), _gb(estimate.peak_gb) if estimate else None),
             _brief(run),
         )
     return table

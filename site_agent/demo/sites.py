@@ -102,9 +102,10 @@ auth-private-key = "keys/supernode.key"
 root-certificates = "../{CA_FILE}"
 runtime-port = 0  # any free local port, picked when the site joins
 
-# Demo only: a made-up test split of a few notes, where no figure could hide one mention.
+# Demo only: a made-up test split of a few notes, scored exactly (no differential privacy).
 # A real site keeps the defaults (docs/federation.md, "What scoring reveals").
 [federation.evaluation]
+mechanism = "none"
 min_support = 0
 grid = 0.0
 intervals = true

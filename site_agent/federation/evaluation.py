@@ -1,5 +1,7 @@
 """The site's evaluation policy applied: a per-run budget, minimum support, figures on a grid,
-and a log of every model scored.
+and a log of every model scored. (Under ``mechanism = "gaussian"``, the default, the figures
+are the noisy ones of ``noisy_figures.py`` and each model is charged to the privacy ledger of
+``accountant.py`` first; :func:`released` is the exact path of ``mechanism = "none"``.)
 
 Scoring a coordinator's model on the test split answers a question about private notes (a
 model that tags one candidate name asks whether that name is in the split). What leaves is
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol import Corpus
-from protocol.rounds import Estimate, ModelMetrics
+from protocol.rounds import Estimate, ModelMetrics, PrivacySpend
 from site_agent.federation.layout import SiteFailure
 from site_agent.federation.policy import EvaluationPolicy
 
@@ -117,22 +119,40 @@ class EvaluationLog:
     def remaining(self) -> int:
         return max(0, self.policy.max_models_per_run - self.scored())
 
-    def open_run(self, n_labels: int) -> None:
+    def open_run(self, n_labels: int, n_documents: int) -> None:
         """Write (once per run) the bound this policy gives, and log it."""
         if any("bound" in row for row in self.entries()):
             return
-        bound = self.policy.bound(n_labels)
+        bound = self.policy.bound(n_labels, n_documents)
         log.info("%s", bound)
         self._append({"bound": bound, "policy": self.policy.model_dump(mode="json")})
 
     def record(
-        self, model: str, sha256: str | None, metrics: ModelMetrics | None, refused: str | None
+        self,
+        model: str,
+        sha256: str | None,
+        metrics: ModelMetrics | None,
+        refused: str | None,
+        privacy: PrivacySpend | None = None,
     ) -> None:
+        """One model: exactly the figures returned (or the refusal) and, under noise, the
+        test split's privacy spend after it."""
         row: dict[str, Any] = {"model": model, "sha256": sha256}
         if metrics is not None:
             row["metrics"] = metrics.model_dump(mode="json")
         if refused is not None:
             row["refused"] = refused
+        if privacy is not None:
+            row["privacy"] = privacy.model_dump(mode="json")
+            log.info(
+                "privacy budget of the test split: epsilon %.3g of %.3g spent (delta %.1g), "
+                "%d models scored, %d left",
+                privacy.epsilon_spent,
+                privacy.epsilon_budget,
+                privacy.delta,
+                privacy.models_scored,
+                privacy.models_left,
+            )
         self._append(row)
 
     def _append(self, row: dict[str, Any]) -> None:

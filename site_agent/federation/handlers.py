@@ -10,6 +10,7 @@ scoring follows its ``[federation.evaluation]`` policy (``evaluation.py``).
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -26,6 +27,7 @@ from protocol.rounds import (
     FedAvgInstruction,
     FedAvgUpdate,
     ModelMetrics,
+    PrivacySpend,
     RollCallReply,
     SiteErrorCode,
     TestSplitSize,
@@ -35,6 +37,7 @@ from shared.corpus_io import read_corpus
 from shared.label_mapping import harmonise
 from shared.metrics.model_metrics import evaluate_predictions
 from shared.transport import pack_model_dir
+from site_agent.federation.accountant import Ledger, spend_of, split_key
 from site_agent.federation.bounds import check_cross_site, check_fedavg
 from site_agent.federation.bundle import (
     latest_bundle,
@@ -49,6 +52,7 @@ from site_agent.federation.evaluation import (
     released,
 )
 from site_agent.federation.layout import SiteFailure, SiteLayout
+from site_agent.federation.noisy_figures import noisy_metrics
 
 
 def annotate(model_dir: Path, corpus: Corpus) -> Corpus:
@@ -169,25 +173,60 @@ def _score(
 
 
 class Scoring:
-    """One cross-site message scored under the site's evaluation policy, logged per model."""
+    """One cross-site message scored under the site's evaluation policy, logged per model.
 
-    def __init__(self, layout: SiteLayout, task: CrossSiteInstruction, run_id: int) -> None:
+    Under ``mechanism = "gaussian"`` each model first spends its share of the test split's
+    lifetime budget in the privacy ledger (refused once spent), then returns noisy
+    note-averaged figures; under ``"none"`` exact figures, rounded."""
+
+    def __init__(
+        self,
+        layout: SiteLayout,
+        task: CrossSiteInstruction,
+        run_id: int,
+        gold: Corpus,
+        infer: Callable[[Path, Corpus], Corpus] | None = None,
+    ) -> None:
+        self.infer = infer  # None: the site's annotator inference (``annotate``)
         self.policy = layout.evaluation
         self.task = task
         self.log = EvaluationLog(layout.site_dir / self.policy.log, run_id, self.policy)
+        self.ledger = Ledger(layout.site_dir / self.policy.ledger)
+        self.split = split_key(gold)
+        self.n_documents = len(gold)
+
+    def privacy(self) -> PrivacySpend | None:
+        """The test split's spend now (None without noise), as every reply states it."""
+        if self.policy.mechanism != "gaussian":
+            return None
+        return spend_of(self.ledger, self.split, self.policy, self.n_documents)
 
     def score(
         self, name: str, model_dir: Path, gold: Corpus, mapping: LabelMapping | None
     ) -> ModelMetrics:
-        """The released figures of the model in ``model_dir``, within the run's budget."""
+        """The released figures of the model in ``model_dir``, within the run's budget and
+        the split's lifetime privacy budget."""
         sha = model_sha256(model_dir)
         if self.log.remaining() == 0:
             self.log.record(name, sha, None, "evaluation_budget_exhausted")
             raise SiteFailure("evaluation_budget_exhausted")
-        predicted = annotate(model_dir, gold)
-        full = _score(predicted, gold, mapping, self.task, self.policy.intervals)
-        figures = released(full, to_shared_labels(gold, mapping, self.task.labels), self.policy)
-        self.log.record(name, sha, figures, None)
+        charged = None
+        if self.policy.mechanism == "gaussian":
+            try:
+                charged = self.ledger.charge(self.split, self.policy, self.n_documents)
+            except SiteFailure as failure:
+                self.log.record(name, sha, None, failure.code)
+                raise
+        predicted = (self.infer or annotate)(model_dir, gold)
+        if charged is not None:
+            gold_shared = to_shared_labels(gold, mapping, self.task.labels)
+            pred_shared = to_shared_labels(predicted, mapping, self.task.labels)
+            figures = noisy_metrics(gold_shared, pred_shared, self.policy)
+        else:
+            full = _score(predicted, gold, mapping, self.task, self.policy.intervals)
+            shared_gold = to_shared_labels(gold, mapping, self.task.labels)
+            figures = released(full, shared_gold, self.policy)
+        self.log.record(name, sha, figures, None, charged)
         return figures
 
 
@@ -212,8 +251,8 @@ def cross_site(layout: SiteLayout, content: RecordDict, run_id: int = 0) -> Reco
     check_cross_site(task, content, layout.limits)
     gold = load_test_split(layout)
     check_support(gold, layout.evaluation)
-    scoring = Scoring(layout, task, run_id)
-    scoring.log.open_run(len(task.labels))
+    scoring = Scoring(layout, task, run_id, gold)
+    scoring.log.open_run(len(task.labels), len(gold))
     metrics: dict[str, ModelMetrics] = {}
     errors: dict[str, SiteErrorCode] = {}
     for name in task.models:
@@ -230,8 +269,11 @@ def cross_site(layout: SiteLayout, content: RecordDict, run_id: int = 0) -> Reco
             errors[BASELINE] = failure.code
         except Exception:
             errors[BASELINE] = "evaluation_failed"
-    bound = layout.evaluation.bound(len(task.labels))  # also the first line of the site's log
-    return wire.pack(CrossSiteReply(metrics=metrics, errors=errors, evaluation_bound=bound))
+    bound = layout.evaluation.bound(len(task.labels), len(gold))  # as the site's log says
+    reply = CrossSiteReply(
+        metrics=metrics, errors=errors, evaluation_bound=bound, privacy=scoring.privacy()
+    )
+    return wire.pack(reply)
 
 
 def _map_gold(gold: Corpus, mapping: LabelMapping | None) -> Corpus:

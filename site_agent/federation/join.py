@@ -31,6 +31,8 @@ from shared.errors import ConfigError
 from shared.flower_env import DeploymentError, flower_env, node_config, supernode_argv
 from shared.transport_policy import Transport, choose_transport
 from shared.validation_messages import validation_lines
+from site_agent.federation.accountant import budget_lines
+from site_agent.federation.layout import SiteFailure
 from site_agent.federation.policy import EvaluationPolicy, InstructionLimits
 
 PATHS = (
@@ -113,6 +115,17 @@ def auth_state(config: JoinConfig, transport: Transport) -> str:
     return "SuperNode auth off (it needs TLS)"
 
 
+def privacy_status(config: JoinConfig) -> list[str]:
+    """The test split's privacy spend as the operator sees it when the site joins."""
+    try:
+        return budget_lines(config.work_dir, config.evaluation, config.test_split)
+    except SiteFailure as failure:
+        return [
+            f"privacy ledger {config.work_dir / config.evaluation.ledger} cannot be read "
+            f"({failure.code}): every evaluation will be refused; fix: restore it from a backup"
+        ]
+
+
 def join(
     config: JoinConfig,
     superlink: str,
@@ -136,6 +149,8 @@ def join(
     )
     argv = join_argv(config, transport.address, insecure=not transport.secure)
     on_status(transport.describe(auth_state(config, transport)))
+    for line in privacy_status(config):
+        on_status(line)
     code = subprocess.call(argv, env=flower_env(config.work_dir / ".flwr"))
     if code != 0:
         raise DeploymentError(

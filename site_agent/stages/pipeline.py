@@ -28,6 +28,7 @@ from site_agent.pipeline.runner import (
     stage_folder,
 )
 from site_agent.pipeline.stage import Stage, artifact_path, read_record
+from site_agent.pipeline.work_dir import refuse_linked_parts
 from site_agent.stages.registry import STAGES, check_registry
 
 if TYPE_CHECKING:
@@ -100,6 +101,8 @@ def run_pipeline(
     placement = WorkDirPlacement(config.work_dir, stages, check_from(stages, from_stage))
     console = console or Console(stderr=True)
     with work_dir_lock(config.work_dir):
+        folders = [stage_folder(config.work_dir, i, s) for i, s in enumerate(stages, 1)]
+        refuse_linked_parts(config.work_dir, [config.work_dir / "outbox", *folders])
         remove_partial_bundles(config.work_dir / "outbox")
         write_run_plan(config, stages, from_stage, plan)
         return run_stages(config, stages, placement, console=console, runs=runs)
@@ -135,7 +138,9 @@ def write_run_plan(
 def remove_partial_bundles(outbox: Path) -> list[Path]:
     """Delete the hidden folders an interrupted export left in ``outbox`` (``.<id>.*.tmp``
     being built, ``.<id>.old`` being replaced); called under the work-dir lock."""
-    removed = [p for p in outbox.glob(".*") if p.is_dir()] if outbox.is_dir() else []
+    if outbox.is_symlink() or not outbox.is_dir():
+        return []  # never delete through a link (refuse_linked_parts names it)
+    removed = [p for p in outbox.glob(".*") if p.is_dir() and not p.is_symlink()]
     for folder in removed:
         shutil.rmtree(folder, ignore_errors=True)
     return removed

@@ -11,7 +11,10 @@ from typing import Any
 from flwr.app import Message, RecordDict
 from flwr.clientapp import ClientApp
 
+from coordinator.verified_bundle import VerifiedBundle
 from protocol import Corpus
+from protocol.export import ExportManifest
+from protocol.rounds import AcceptedBundle
 from shared.corpus_io.jsonl import write_jsonl
 from shared.provenance import sha256_bytes
 from tests.bundles import forge
@@ -122,3 +125,18 @@ def add_encoder(bundle: Path, files: dict[str, bytes], key: Path) -> None:
         m["trained_on_corpus_sha256"] = manifest["audit"]["corpus_sha256"]
 
     forge(bundle, change, key)
+
+
+def verified_stub(site: str, n_documents: int) -> VerifiedBundle:
+    """What collect keeps of a verified bundle of ``n_documents``, for the aggregate phase."""
+    accepted = AcceptedBundle(
+        site_id=site,
+        manifest_sha256="0" * 64,
+        signer_key_id="k",
+        artifacts={},
+        n_documents=n_documents,
+        labels=("PER",),
+        audit_passed=True,
+        created_at="2026-01-01T00:00:00Z",  # type: ignore[arg-type]
+    )
+    return VerifiedBundle(ExportManifest.model_construct(), accepted, None, {})

@@ -2,9 +2,10 @@
 
 The probe: the coordinator sends "models" that each tag one candidate word as a name and reads
 the per-label recall and F1 the site sends back; a real name gives recall > 0, an absent one 0.
-The site's evaluation policy (``[federation.evaluation]``) must make the two answers the same,
+The site's evaluation policy (``[federation.evaluation]``) must answer with noise calibrated to
+one note (differential privacy; the budget across runs is tested in test_privacy_budget.py),
 answer at most ``max_models_per_run`` probes per run, log every model it scored with the
-bound, and refuse every coordinator number beyond ``[federation.limits]`` by name. Inference
+guarantee, and refuse every coordinator number beyond ``[federation.limits]`` by name. Inference
 is replaced by the probe's own rule (tag every occurrence of its word); everything around it
 (unpacking, limits, scoring, the policy, the log, the reply) is the site's real code.
 """
@@ -127,15 +128,22 @@ def scored(reply: RecordDict) -> CrossSiteReply:
 # --- the probe, under the default policy --------------------------------------------------
 
 
-def test_a_one_word_probe_cannot_tell_a_real_name_from_an_absent_one(tmp_path: Path) -> None:
+def test_a_probes_figures_carry_noise_far_larger_than_one_notes_effect(tmp_path: Path) -> None:
+    """Sent twice with the same seed, the same probe gets other figures (the noise is the
+    site's, not the coordinator's), and the stated noise dwarfs what one note can change."""
     config = site_dir(tmp_path)
-    reply = scored(send(wire.CROSS_SITE, config, probes(tmp_path, [PRESENT, ABSENT])))
-    present, absent = reply.metrics["probe-0"], reply.metrics["probe-1"]
-    assert present == absent, "the figures differ: the probe learns whether the name is there"
+    first = scored(send(wire.CROSS_SITE, config, probes(tmp_path / "a", [PRESENT, PRESENT])))
+    again = scored(send(wire.CROSS_SITE, config, probes(tmp_path / "b", [PRESENT])))
+    figures = [first.metrics["probe-0"], first.metrics["probe-1"], again.metrics["probe-0"]]
+    assert len({m.model_dump_json() for m in figures}) == 3, "the same probe, the same figures"
+    assert first.privacy is not None and first.privacy.mechanism == "gaussian"
+    one_note = 1 / len(split_notes())
+    assert first.privacy.noise_sd > 5 * one_note
 
 
-def test_a_single_mention_labels_recall_is_never_returned(tmp_path: Path) -> None:
-    config = site_dir(tmp_path)
+@pytest.mark.parametrize("mechanism", ["gaussian", "none"])
+def test_a_single_mention_labels_recall_is_never_returned(tmp_path: Path, mechanism: str) -> None:
+    config = site_dir(tmp_path, f'[federation.evaluation]\nmechanism = "{mechanism}"\n')
     zip_probe = probe_model(tmp_path / "zip-probe", "28001", "ZIP")
     content = wire.pack(
         CrossSiteInstruction(
@@ -174,14 +182,16 @@ def test_every_scored_model_is_logged_with_its_hash_figures_and_the_bound(tmp_pa
     log = tmp_path / "federation" / "evaluation-log.jsonl"
     assert log.is_file(), "no evaluation log"
     rows = [json.loads(line) for line in log.read_text().splitlines()]
-    assert "evaluation bound per run" in rows[0]["bound"]
-    assert "single-mention label is never returned" in rows[0]["bound"]
+    assert "(8, 1e-06)-differential privacy for every note" in rows[0]["bound"]
+    assert "no per-label recall" in rows[0]["bound"]
     assert reply.evaluation_bound == rows[0]["bound"]  # the report prints what the log says
     logged = {r["model"]: r for r in rows[1:]}
     assert set(logged) == {"probe-0", "probe-1"}
     for name, row in logged.items():
         assert re.fullmatch(r"[0-9a-f]{64}", row["sha256"])
         assert row["metrics"] == reply.metrics[name].model_dump(mode="json")
+    assert [logged[n]["privacy"]["models_scored"] for n in ("probe-0", "probe-1")] == [1, 2]
+    assert reply.privacy is not None and reply.privacy.models_scored == 2
 
 
 # --- bounds on every coordinator number ---------------------------------------------------

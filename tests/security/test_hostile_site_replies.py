@@ -25,10 +25,9 @@ from coordinator.aggregate.fedavg import run_fedavg
 from coordinator.collect.phase import collect
 from coordinator.cross_site import cross_site
 from coordinator.deployment.keys import load_registry, register_site
-from coordinator.verified_bundle import VerifiedBundle
 from protocol import Corpus, Document
-from protocol.export import MANIFEST, SIGNATURE, ExportManifest
-from protocol.rounds import BASELINE, AcceptedBundle, CrossSiteReply, FedAvgUpdate
+from protocol.export import MANIFEST, SIGNATURE
+from protocol.rounds import BASELINE, CrossSiteReply, FedAvgUpdate
 from shared import wire
 from shared.freshness import REPLY_SIGNATURE, sign_collect_reply
 from shared.signing import load_private_key
@@ -43,6 +42,7 @@ from tests.security.hostile import (
     nested,
     replace_artifact,
     replace_corpus,
+    verified_stub,
 )
 
 HONEST, HOSTILE = "honest", "hostile"
@@ -301,20 +301,6 @@ def initial(tmp_path: Path) -> Path:
     return folder
 
 
-def _bundle_of(site: str, n: int) -> VerifiedBundle:
-    accepted = AcceptedBundle(
-        site_id=site,
-        manifest_sha256="0" * 64,
-        signer_key_id="k",
-        artifacts={},
-        n_documents=n,
-        labels=("PER",),
-        audit_passed=True,
-        created_at="2026-01-01T00:00:00Z",  # type: ignore[arg-type]
-    )
-    return VerifiedBundle(ExportManifest.model_construct(), accepted, None, {})
-
-
 def _fedavg_site(update: Update) -> Responder:
     def respond(message: Message, _: Any) -> RecordDict:
         weights = wire.model_weights(message.content, wire.GLOBAL_MODEL)
@@ -339,7 +325,7 @@ def test_fedavg_refuses_or_caps_the_hostile_update(
         sites=state.sites,
         roll=state.roll,
     )
-    state.bundles = {HONEST: _bundle_of(HONEST, 10), HOSTILE: _bundle_of(HOSTILE, 10)}
+    state.bundles = {HONEST: verified_stub(HONEST, 10), HOSTILE: verified_stub(HOSTILE, 10)}
     model = run_fedavg(grid, state, initial, ("PER",), tmp_path / "fedavg")  # before: crash
     assert model is not None
     (played,) = state.fedavg_rounds

@@ -15,9 +15,10 @@ from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from protocol.audit import AuditReport, CanarySet, MembershipCanarySet
-from shared.atomic import atomic_write_text
+from protocol.audit import AUDIT_JSON, AuditReport, CanarySet, MembershipCanarySet
+from shared.atomic import atomic_write_text, written_together
 from shared.corpus_io import read_corpus, write_corpus
+from shared.corpus_io.sidecar import file_sidecar
 from shared.errors import QualityGateError, UsageError
 from shared.text_files import read_text
 from shared.validation_messages import validation_lines
@@ -113,23 +114,26 @@ def register(app: typer.Typer) -> None:
             return
         if synthetic is None:
             raise UsageError("--synthetic is required (unless --plant-canaries is given)")
-        from site_agent.audit.corpus_audit import run_audit
+        from site_agent.audit.corpus_audit import AUDITED_CORPUS, run_audit
         from site_agent.audit.policy import load_policy
+        from site_agent.audit.report import AUDIT_MD
 
-        report = run_audit(
-            read_corpus(real, fmt),
-            synthetic,
-            load_policy(policy),
-            out,
-            extra_pii_surfaces=read_extra_surfaces(extra_pii) if extra_pii else (),
-            canaries=_read_canaries(canaries) if canaries else None,
-            membership_canaries=_read_membership(membership_canaries)
-            if membership_canaries
-            else None,
-            tokenizer=tokenizer,
-            chunk_documents=chunk_documents,
-            synthetic_format=fmt,
-        )
+        audited = out / AUDITED_CORPUS  # never left without its audit.json (a full disk)
+        with written_together(audited, file_sidecar(audited), out / AUDIT_JSON, out / AUDIT_MD):
+            report = run_audit(
+                read_corpus(real, fmt),
+                synthetic,
+                load_policy(policy),
+                out,
+                extra_pii_surfaces=read_extra_surfaces(extra_pii) if extra_pii else (),
+                canaries=_read_canaries(canaries) if canaries else None,
+                membership_canaries=_read_membership(membership_canaries)
+                if membership_canaries
+                else None,
+                tokenizer=tokenizer,
+                chunk_documents=chunk_documents,
+                synthetic_format=fmt,
+            )
         summarise(report, out)
         if not report.passed:
             raise QualityGateError(

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from site_agent.site_setup import corpus_language, initialise_site
+from site_agent.language_detection import corpus_language_from_text
+from site_agent.site_setup import check_site_id, corpus_language, initialise_site
 
 
 def register(app: typer.Typer) -> None:
@@ -26,7 +27,8 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 "--language",
-                help="Corpus language code (en, es, sv...); default es, or the --locale's.",
+                help="Corpus language code (en, es, sv...); default: the --locale's, else "
+                "detected from the --corpus notes' text.",
             ),
         ] = None,
         locale: Annotated[
@@ -42,9 +44,15 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Create the signing key that signs export bundles, and a site.toml to edit."""
+        console = Console()
+        check_site_id(site_id, "--site-id")  # before reading the corpus
+        if language is None and locale is None:
+            guess = corpus_language_from_text(corpus)
+            language = guess.language
+            console.print(f"language {language} detected from {corpus} ({guess.explain()})",
+                          markup=False, highlight=False, soft_wrap=True)  # fmt: skip
         chosen = corpus_language(language, locale)
         created = initialise_site(site_id, keys_dir, config, corpus, force=force, language=chosen)
-        console = Console()
         console.print(f"signing key id [bold]{created.key_id}[/]")
         console.print(f"private key {created.private_key} (keep it on this machine)", markup=False)
         console.print(

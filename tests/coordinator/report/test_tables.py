@@ -131,7 +131,30 @@ def test_fedavg_rounds_name_who_dropped() -> None:
         }
     )
     assert tables.fedavg_round_rows(played)[1:] == [
-        ["1", "a, b", "-", "8", "2.0000", "-"],
-        ["2", "a", "b", "4", "0.5000", "-"],
+        ["1", "weighted-mean", "a, b", "-", "8", "2.0000", "-"],
+        ["2", "weighted-mean", "a", "b", "4", "0.5000", "-"],
     ]
     assert tables.fedavg_round_rows(report())[1][1] == "no FedAvg round ran"
+
+
+def test_the_report_prints_each_sites_privacy_guarantee_and_spend() -> None:
+    spend = rounds.PrivacySpend(
+        mechanism="gaussian",
+        epsilon_budget=8.0,
+        delta=1e-6,
+        epsilon_spent=3.25,
+        epsilon_left=4.75,
+        models_scored=9,
+        models_left=39,
+        epsilon_per_model=1.04,
+        noise_sd=0.0356,
+    )
+    base = report()
+    dp_site = base.sites[0].model_copy(update={"privacy": spend})
+    rows = tables.evaluation_bound_rows(base.model_copy(update={"sites": (dp_site, base.sites[1])}))
+    assert rows[0] == ["site", "privacy guarantee", "evaluation bound"]
+    assert rows[1][1] == (
+        "(8, 1e-06)-DP per note over the test split's life; spent epsilon 3.25, left 4.75 "
+        "(9 models scored, 39 left); noise sd 0.0356 on each figure"
+    )
+    assert rows[2][1] == "no differential privacy: figures are exact (rounded only)"

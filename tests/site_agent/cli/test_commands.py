@@ -22,7 +22,7 @@ def test_init_creates_key_and_config(tmp_path: Path) -> None:
     result = runner.invoke(
         app,
         ["init", "--site-id", "h7", "--keys-dir", str(tmp_path / "k"),
-         "--config", str(tmp_path / "site.toml")],
+         "--config", str(tmp_path / "site.toml"), "--language", "es"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "signing key id" in result.output
@@ -48,7 +48,7 @@ def test_synthesize_needs_a_config_or_demo(tmp_path: Path) -> None:
 
 def test_synthesize_rejects_an_unknown_from_stage(tmp_path: Path) -> None:
     runner.invoke(app, ["init", "--site-id", "h", "--keys-dir", str(tmp_path / "k"),
-                        "--config", str(tmp_path / "site.toml")])  # fmt: skip
+                        "--config", str(tmp_path / "site.toml"), "--language", "es"])  # fmt: skip
     result = runner.invoke(
         app, ["synthesize", "--site-config", str(tmp_path / "site.toml"), "--from", "bogus"]
     )

@@ -3,6 +3,7 @@ checked through the installed console script."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -31,7 +32,7 @@ def _init(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
         (("--language", "en", "--locale", "en_US"), "en", "en_US"),
         (("--language", "en"), "en", "en_US"),
         (("--locale", "en_GB"), "en", "en_GB"),
-        ((), "es", "es_ES"),
+        (("--language", "es"), "es", "es_ES"),
     ],
 )
 def test_init_writes_the_language_and_surrogate_locale(
@@ -79,7 +80,7 @@ def test_init_leaves_the_amount_to_the_time_budget(tmp_path: Path) -> None:
     from site_agent.plan.estimate import plan_run
     from tests.site_agent.plan.test_estimate import _train
 
-    assert _init(tmp_path).returncode == 0
+    assert _init(tmp_path, "--language", "es").returncode == 0
     config = load_site_config(tmp_path / "site.toml")
     assert "amount" not in config.generation.model_fields_set
     assert config.run.time_budget is None
@@ -95,3 +96,73 @@ def test_init_leaves_the_amount_to_the_time_budget(tmp_path: Path) -> None:
     budgeted = plan_run(load_site_config(tmp_path / "site.toml"), train, Machine(memory_gb=24))
     assert budgeted.generation.notes < unlimited.generation.notes
     assert budgeted.generation.max_new_tokens == unlimited.generation.max_new_tokens
+
+
+ENGLISH = (
+    "The patient was admitted to the ward with a fever and a cough. He had been seen by his "
+    "doctor on 12 March and was given antibiotics. On examination there was no rash, and the "
+    "chest film showed consolidation in the right lower lobe. She was discharged after five "
+    "days with a plan for follow-up at the clinic."
+)
+SPANISH = (
+    "Paciente de 64 años que acude a urgencias por dolor abdominal de tres días de evolución. "
+    "En la exploración presenta defensa en la fosa iliaca derecha y fiebre de 38 grados. Se "
+    "realiza una ecografía que muestra una apendicitis, y se decide el ingreso para cirugía."
+)
+
+
+def _corpus(tmp_path: Path, texts: list[str]) -> Path:
+    path = tmp_path / "notes.jsonl"
+    lines = [json.dumps({"id": f"n{i}", "text": text, "spans": []}) for i, text in enumerate(texts)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("text", "language", "locale"), [(ENGLISH, "en", "en_US"),
+                                                          (SPANISH, "es", "es_ES")])  # fmt: skip
+def test_init_detects_the_language_from_the_notes_and_says_so(
+    tmp_path: Path, text: str, language: str, locale: str
+) -> None:
+    corpus = _corpus(tmp_path, [text] * 4)
+    done = _init(tmp_path, "--corpus", str(corpus))
+    assert done.returncode == 0, done.stderr
+    config = load_site_config(tmp_path / "site.toml")
+    assert (config.language, config.pseudonymise.locale) == (language, locale)
+    assert f"language {language} detected from {corpus}" in " ".join(done.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("texts", "why"),
+    [
+        (["zorblax quendi varmat tulop skei"] * 40, "none of them a function word"),
+        (["The patient was seen."], "at least 20 function words"),
+    ],
+)
+def test_init_refuses_notes_whose_language_it_cannot_tell(
+    tmp_path: Path, texts: list[str], why: str
+) -> None:
+    corpus = _corpus(tmp_path, texts)
+    done = _init(tmp_path, "--corpus", str(corpus))
+    assert done.returncode == UsageError.exit_code
+    stderr = " ".join(done.stderr.split())
+    assert "cannot tell the notes' language" in stderr and why in stderr
+    assert "fix: say it with --language" in stderr
+    assert not (tmp_path / "site.toml").exists() and not (tmp_path / "keys").exists()
+
+
+def test_init_without_notes_or_language_asks_for_one(tmp_path: Path) -> None:
+    done = _init(tmp_path, "--corpus", str(tmp_path / "absent.jsonl"))
+    assert done.returncode == UsageError.exit_code
+    assert "--language" in done.stderr and "absent.jsonl" in done.stderr
+    assert not (tmp_path / "site.toml").exists()
+
+
+def test_a_mixed_corpus_is_not_called_either_language() -> None:
+    from site_agent.language_detection import detect_language
+
+    assert detect_language([ENGLISH] * 3).language == "en"
+    # as many Spanish function words as English ones: neither leads by 1.5x
+    english, spanish = detect_language([ENGLISH] * 3), detect_language([SPANISH] * 3)
+    assert english.hits["en"] > 0 and spanish.hits["es"] > 0
+    mixed = detect_language([ENGLISH] * spanish.hits["es"] + [SPANISH] * english.hits["en"])
+    assert mixed.language is None, mixed.explain()

@@ -106,7 +106,8 @@ def test_stage_json_records_the_peak_memory_the_stage_reached(tmp_path: Path) ->
     assert on_disk is not None and on_disk.peak_rss_gb == record.peak_rss_gb
     table = StringIO()
     Console(file=table, width=200).print(summary_table(runs))
-    assert "peak GB" in table.getvalue() and f"{record.peak_rss_gb:.1f}" in table.getvalue()
+    assert "peak memory" in table.getvalue()
+    assert f"{record.peak_rss_gb:.1f} GB" in table.getvalue()
 
 
 def test_freed_heap_pages_go_back_before_the_next_stage() -> None:

@@ -151,7 +151,7 @@ def test_the_plan_is_kept_and_the_summary_sets_estimates_beside_measurements(
 
     from rich.console import Console
 
-    from site_agent.cli.summary import summary_table
+    from site_agent.cli.summary import duration, summary_table
     from site_agent.pipeline.runner import StageRun
     from site_agent.pipeline.stage import StageRecord
     from site_agent.plan.artifact import read_plan, save_plan
@@ -170,8 +170,8 @@ def test_the_plan_is_kept_and_the_summary_sets_estimates_beside_measurements(
     out = StringIO()
     Console(file=out, width=300).print(summary_table(runs, plan))
     row = next(line for line in out.getvalue().splitlines() if "adapt" in line)
-    assert f"42.0 (est. {adapt.hours * 3600:.1f})" in row
-    assert f"1.3 (est. {adapt.peak_gb:.1f})" in row
+    assert f"42 s (est. {duration(adapt.hours * 3600)})" in row
+    assert f"1.3 GB (est. {adapt.peak_gb:.1f} GB)" in row
     skipped = next(line for line in out.getvalue().splitlines() if "split" in line)
     assert "est." not in skipped  # a skipped stage measured nothing this run
 
