@@ -110,11 +110,9 @@ def declared(key: FigureKey, figures: Iterable[FigureKey]) -> bool:
     return any(known == key or known.matches(key) for known in figures)
 
 
-def judge(rules: Iterable[Rule], figures: Mapping[FigureKey, float | None]) -> Verdict:
-    """Judge ``rules`` on ``figures``: every declared figure, ``None`` where it was not
-    measured. A pure function. Raises :class:`UnknownFigureError` naming every rule whose
-    figure is not among ``figures``."""
-    rules = tuple(rules)
+def require_known(rules: Iterable[Rule], figures: Mapping[FigureKey, object]) -> None:
+    """Raise :class:`UnknownFigureError` naming every rule whose figure is not among
+    ``figures`` (the declared ones)."""
     unknown = [r for r in rules if r.figure not in figures]
     if unknown:
         known = ", ".join(sorted(str(k) for k in figures)[:40])
@@ -126,6 +124,14 @@ def judge(rules: Iterable[Rule], figures: Mapping[FigureKey, float | None]) -> V
                 for r in unknown
             ],
         )
+
+
+def judge(rules: Iterable[Rule], figures: Mapping[FigureKey, float | None]) -> Verdict:
+    """Judge ``rules`` on ``figures``: every declared figure, ``None`` where it was not
+    measured. A pure function. Raises :class:`UnknownFigureError` naming every rule whose
+    figure is not among ``figures``."""
+    rules = tuple(rules)
+    require_known(rules, figures)
     judgements = []
     for rule in rules:
         measured = figures[rule.figure]

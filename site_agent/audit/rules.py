@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from protocol.audit import RuleResult
-from shared.judge import FigureKey, Rule, declared, judge
+from shared.judge import FigureKey, Rule, declared, judge, require_known
 from site_agent.audit.policy import PolicyRule
 from site_agent.audit.registry import declared_figures
 
@@ -90,4 +90,4 @@ def evaluate(
 def check_rule_figures(rules: Sequence[PolicyRule]) -> None:
     """Refuse (``UnknownFigureError``, exit 78) a policy whose rules name a figure no measure
     declares, before anything is measured."""
-    judge([rule_of(r) for r in rules], figure_table({}, rules))
+    require_known([rule_of(r) for r in rules], figure_table({}, rules))

@@ -102,7 +102,7 @@ def check_phi_rate(
         passed=ratio >= min_ratio,
     )  # fmt: skip
     if not check.passed:
-        summary = {"phi_rate": check.model_dump(mode="json")}
+        summary: dict[str, object] = {"phi_rate": check.model_dump(mode="json")}
         raise PhiRateError(diagnosis(check, mode.phi_noun), summary=summary)
     return check
 
