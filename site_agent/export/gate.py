@@ -7,8 +7,9 @@ its rule:
 1. ``audit_report_present``, ``audit_report_valid``: there is a readable report;
 2. ``audit_seal``: with a seal key, the report is byte for byte what this site's audit stage
    sealed;
-3. the verdict: the report checks rules, its verdict follows from them, and it passed
-   (``audit_report_valid``, else the names of the failing rules);
+3. the verdict: the report checks rules, its verdict follows from them (each rule judged
+   again by ``shared.judge`` on the figure it records: a flipped verdict is refused here),
+   and it passed (``audit_report_valid``, else the names of the failing rules);
 4. ``audited_corpus_hash``: the corpus file is the one the audit passed (not a stale report);
 5. with an :class:`AuditBinding` (the export always gives one), the binding: the report
    compared every real note this run's generator saw, training and validation (the

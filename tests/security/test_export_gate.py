@@ -205,7 +205,7 @@ GATE_CASES: list[Any] = [
     (threshold_edited_verdict_true, "audit_verdict"),
     (threshold_edited_in_rules_and_policy, "audit_settings"),
     (measured_value_edited, "audit_verdict"),
-    (verdict_flipped, "audit_verdict"),
+    (verdict_flipped, "audit_report_valid"),  # each rule judged again on its own figure
     (corpus_and_its_hash_edited, "audit_document_accounting"),
     # A hand-edited report whose hashes, lists and figures all agree with each other passes
     # this layer (re-measuring would mean re-auditing); the seal below refuses it.
