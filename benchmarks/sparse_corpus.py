@@ -14,6 +14,9 @@ hold one line with PHI (a name, a date, an address...) at a random place; so mos
 none and PHI words stay under 1%, like a ward's progress notes. Write one with
 
     python benchmarks/sparse_corpus.py --english 400 --out runs/sparse-en/corpus.jsonl
+
+``--label-case mixed`` writes its labels as a hospital's annotators might (``Date``,
+``Location``, ``PhoneNumber``; issue 46), ``lower`` in lower case; the notes are the same.
 """
 
 from __future__ import annotations
@@ -201,16 +204,40 @@ def english_sparse(
     return Corpus(documents=tuple(docs), labels=labels)
 
 
+LABEL_CASES = {
+    "upper": str.upper,
+    "mixed": lambda label: "".join(word.capitalize() for word in label.split("_")),
+    "lower": str.lower,
+}
+"""How ``--label-case`` writes a label (the demo's labels are upper case)."""
+
+
+def with_label_case(corpus: Corpus, case: str) -> Corpus:
+    """``corpus`` with every label written in ``case`` (``LABEL_CASES``)."""
+    write = LABEL_CASES[case]
+    docs = tuple(
+        d.model_copy(
+            update={"spans": tuple(s.model_copy(update={"label": write(s.label)}) for s in d.spans)}
+        )
+        for d in corpus.documents
+    )
+    return Corpus(documents=docs, labels=tuple(sorted({write(label) for label in corpus.labels})))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="write an English sparse-PHI corpus")
     parser.add_argument("--english", type=int, default=400, help="notes")
     parser.add_argument("--phi-share", type=float, default=0.25, help="share of notes with PHI")
     parser.add_argument("--seed", type=int, default=29)
     parser.add_argument("--out", type=Path, required=True, help="a .jsonl file")
+    parser.add_argument(
+        "--label-case", choices=sorted(LABEL_CASES), default="upper", help="how labels are written"
+    )
     args = parser.parse_args()
     from shared.corpus_io import write_corpus
 
     corpus = english_sparse(args.english, phi_share=args.phi_share, seed=args.seed)
+    corpus = with_label_case(corpus, args.label_case)
     write_corpus(corpus, args.out)
     print(f"{args.out}: {describe(corpus)}")
 

@@ -73,6 +73,7 @@ class FederationSettings(BaseModel):
     max_json_depth: int = _cap("max_json_depth")
     max_json_members: int = _cap("max_json_members")
     max_documents: int = _cap("max_documents")
+    max_labels: int = _cap("max_labels")
     max_document_chars: int = _cap("max_document_chars")
     max_corpus_bytes: int = _cap("max_corpus_bytes")
     max_files: int = _cap("max_files")

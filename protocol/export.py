@@ -10,6 +10,8 @@ and depth, and no two names that differ only in case.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from datetime import UTC, datetime
 from typing import Annotated, Literal
@@ -101,6 +103,27 @@ class QualityOverride(ProtocolModel):
     reason: str = Field(min_length=1)
 
 
+REVIEWER_PATTERN = r"^[^\x00-\x1f\x7f]{1,120}$"
+
+
+class ReleaseApproval(ProtocolModel):
+    """Who approved the release of this bundle, when, and exactly what: ``approved_sha256``
+    is :func:`bundle_content_sha256` of the artifacts the reviewer saw (``[export]
+    require_approval``; written by ``site-agent approve``, signed with the manifest)."""
+
+    reviewer: str = Field(pattern=REVIEWER_PATTERN)
+    approved_at: datetime
+    approved_sha256: Sha256Hex
+
+
+def bundle_content_sha256(site_id: str, artifacts: tuple[ArtifactEntry, ...]) -> str:
+    """The SHA-256 of what a bundle releases: its site and every artifact's name, kind, size
+    and content hash, in name order (the manifest's other fields describe these files)."""
+    listed = sorted((a.name, a.kind, a.size_bytes, a.sha256) for a in artifacts)
+    text = json.dumps({"site_id": site_id, "artifacts": listed}, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 class ExportManifest(ProtocolModel):
     """``manifest.json`` of an export bundle; ``manifest.json.sig`` holds its Ed25519 signature."""
 
@@ -117,6 +140,7 @@ class ExportManifest(ProtocolModel):
     trained_on_corpus_sha256: str = ""  # file SHA-256 the encoder/site report were trained on
     signer_key_id: str = ""
     quality_override: QualityOverride | None = None  # set only when a degenerate corpus left
+    approval: ReleaseApproval | None = None  # set by `site-agent approve` (require_approval)
 
     @model_validator(mode="after")
     def _names_are_unique(self) -> ExportManifest:

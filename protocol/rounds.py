@@ -22,7 +22,7 @@ from pydantic import Field
 
 from protocol.base import SCHEMA_VERSION, ProtocolModel
 from protocol.corpus import LabelMapping
-from protocol.export import SITE_ID_PATTERN, ExportManifest, QualityOverride
+from protocol.export import SITE_ID_PATTERN, ExportManifest, QualityOverride, ReleaseApproval
 
 PHASES = ("roll_call", "collect", "aggregate", "cross_site", "report")
 Phase = Literal["roll_call", "collect", "aggregate", "cross_site", "report"]
@@ -82,6 +82,7 @@ ExclusionReason = Literal[
     "update_norm_exceeded",  # a FedAvg update that moves the model further than allowed
     "update_norm_outlier",  # a FedAvg step far larger than the round's median step
     "invalid_metrics",  # cross-site figures out of range (NaN, inf, outside [0, 1])
+    "approval_mismatch",  # a release approval that does not name this bundle's files
 ]
 
 
@@ -221,6 +222,7 @@ class AcceptedBundle(ProtocolModel):
     audit_passed: bool
     audit_rules_failed: tuple[str, ...] = ()
     quality_override: QualityOverride | None = None  # a degenerate corpus the site sent anyway
+    approval: ReleaseApproval | None = None  # the site's release approval, when it requires one
     created_at: datetime
 
 
@@ -280,6 +282,7 @@ class SiteSummary(ProtocolModel):
     audit_passed: bool | None = None
     audit_rules_failed: tuple[str, ...] = ()
     quality_override: QualityOverride | None = None  # from the accepted bundle's manifest
+    approval: ReleaseApproval | None = None  # from the accepted bundle's manifest
     synthetic_documents: int = 0
     evaluation_bound: str = ""  # as the site stated it in its cross-site reply
     privacy: PrivacySpend | None = None  # its last reply's privacy budget (None: no noise)

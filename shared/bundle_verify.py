@@ -21,10 +21,13 @@ named reason (``protocol.rounds.ExclusionReason``):
    code and a known model type (``shared.safe_models``);
 6. the audit record and the audit report agree, passed, and cover exactly this corpus, and the
    report's verdict follows from its own rules;
-7. the corpus parses line by line within the caps, is not empty and has as many documents
-   as the manifest says;
+7. the corpus parses line by line within the caps (its label count too: one bundle with more
+   labels than a site's policy accepts in an instruction would deny every site), is not empty
+   and has as many documents as the manifest says;
 8. provenance agrees: the encoder and site report name the audited corpus, audit record and
-   report name the same real text, and the audit's kept/dropped counts add up to the corpus.
+   report name the same real text, and the audit's kept/dropped counts add up to the corpus;
+9. a release approval, when the manifest carries one, names exactly these files
+   (``protocol.export.bundle_content_sha256``); a tampered one already failed check 1.
 """
 
 from __future__ import annotations
@@ -37,7 +40,13 @@ from pydantic import ValidationError
 
 from protocol import SCHEMA_VERSION, Corpus, Document
 from protocol.audit import AuditReport
-from protocol.export import MANIFEST, ArtifactEntry, ArtifactKind, ExportManifest
+from protocol.export import (
+    MANIFEST,
+    ArtifactEntry,
+    ArtifactKind,
+    ExportManifest,
+    bundle_content_sha256,
+)
 from protocol.rounds import ExclusionReason
 from shared.bundle_limits import DEFAULT_LIMITS, BundleLimits
 from shared.errors import VerificationError
@@ -112,7 +121,11 @@ def parse_corpus_bytes(data: bytes, limits: BundleLimits = DEFAULT_LIMITS) -> Co
             raise LimitExceeded(f"corpus line {number}", f"{limits.max_document_chars} characters",
                                 f"{len(document.text)} characters")  # fmt: skip
         documents.append(document)
-    return Corpus(documents=tuple(documents))
+    corpus = Corpus(documents=tuple(documents))
+    if len(corpus.labels) > limits.max_labels:
+        raise LimitExceeded("the synthetic corpus", f"{limits.max_labels} labels",
+                            f"{len(corpus.labels)} labels")  # fmt: skip
+    return corpus
 
 
 def parse_manifest(data: bytes, limits: BundleLimits = DEFAULT_LIMITS) -> ExportManifest:
@@ -378,6 +391,21 @@ def _check_provenance(
         )
 
 
+def check_approval(manifest: ExportManifest) -> None:
+    """A release approval names the files it approved; refuse one that names others (an
+    approval carried over to a bundle whose files changed)."""
+    approval = manifest.approval
+    if approval is None:
+        return
+    content = bundle_content_sha256(manifest.site_id, manifest.artifacts)
+    if approval.approved_sha256 != content:
+        raise BundleRejected(
+            "approval_mismatch",
+            f"the release approval by {approval.reviewer!r} names bundle content "
+            f"{approval.approved_sha256[:16]}…, these files are {content[:16]}…",
+        )
+
+
 def verify_bundle_bytes(
     bundle: BundleBytes,
     public: Ed25519PublicKey,
@@ -408,4 +436,5 @@ def verify_bundle_bytes(
     report = _check_audit(manifest, bundle.artifacts, limits)
     corpus = _check_corpus(manifest, bundle.artifacts, limits)
     _check_provenance(manifest, bundle.artifacts, report, corpus, limits)
+    check_approval(manifest)
     return VerifiedContents(manifest, report, corpus, signer, sha256_bytes(bundle.manifest))

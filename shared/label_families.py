@@ -105,6 +105,22 @@ LABEL_FAMILIES: tuple[LabelFamily, ...] = (
 )
 
 
+def label_words(label: str) -> frozenset[str]:
+    """The words of ``label``, upper case: split at anything but a letter and where a lower
+    case letter meets an upper case one (``PatientName``, ``patient-name`` and
+    ``PATIENT_NAME`` all give PATIENT and NAME; ``Fecha_Día`` gives FECHA and DÍA)."""
+    pieces: list[str] = []
+    word = ""
+    for previous, char in zip(" " + label, label, strict=False):
+        if not char.isalpha() or (previous.islower() and char.isupper()):
+            pieces.append(word)
+            word = ""
+        if char.isalpha():
+            word += char
+    pieces.append(word)
+    return frozenset(piece.upper() for piece in pieces if piece)
+
+
 def label_family(label: str) -> str | None:
     """The family of ``label`` (``"name"``, ``"date"``, ``"care_site"``...), or None."""
     key = label.upper()

@@ -13,6 +13,7 @@ values are written as JSON scalars and flow collections; nothing here imports a 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -178,9 +179,17 @@ LIMITS = (
 )
 
 
+def code_span(text: str) -> str:
+    """``text`` as one Markdown code span, whatever backticks it holds (a label is data)."""
+    runs = [len(run) for run in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def render_model_card(card: ModelCard) -> str:
     """``README.md``: front matter, then labels, training data, evaluation, use, provenance."""
-    labels = ", ".join(f"`{label}`" for label in card.labels) or "none recorded"
+    labels = ", ".join(code_span(label) for label in card.labels) or "none recorded"
     parts = [
         *front_matter(card),
         "",

@@ -146,6 +146,7 @@ def verify_received_bundle(
         audit_passed=manifest.audit.passed,
         audit_rules_failed=manifest.audit.rules_failed,
         quality_override=manifest.quality_override,
+        approval=manifest.approval,
         created_at=manifest.created_at,
     )
     weights = {

@@ -46,6 +46,7 @@ def site_summaries(state: RunState) -> tuple[SiteSummary, ...]:
                 audit_rules_failed=audit.rules_failed if audit else (),
                 synthetic_documents=bundle.accepted.n_documents if bundle else 0,
                 quality_override=bundle.accepted.quality_override if bundle else None,
+                approval=bundle.accepted.approval if bundle else None,
                 evaluation_bound=state.evaluation_bounds.get(site_id, ""),
                 privacy=state.privacy.get(site_id),
             )

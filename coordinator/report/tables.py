@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from protocol.export import ReleaseApproval
 from protocol.rounds import CrossSiteCell, FederationReport, PrivacySpend
 
 METRICS = {
@@ -77,6 +78,16 @@ def delta_rows(report: FederationReport) -> list[list[str]]:
     return rows
 
 
+def approval_cell(approval: ReleaseApproval | None) -> str:
+    """Who approved the bundle's release and when, or that the site asked for no approval."""
+    if approval is None:
+        return "not required"
+    return (
+        f"{approval.reviewer}, {approval.approved_at:%Y-%m-%d %H:%M} UTC "
+        f"(content {approval.approved_sha256[:12]})"
+    )
+
+
 def audit_rows(report: FederationReport) -> list[list[str]]:
     rows = [
         [
@@ -86,6 +97,7 @@ def audit_rows(report: FederationReport) -> list[list[str]]:
             "audit",
             "failed rules",
             "quality override",
+            "release approval",
             "bundle",
         ]
     ]
@@ -100,6 +112,7 @@ def audit_rows(report: FederationReport) -> list[list[str]]:
                 audit,
                 ", ".join(site.audit_rules_failed) or "-",
                 "-" if override is None else f"{override.reason} ({'; '.join(override.findings)})",
+                approval_cell(site.approval),
                 (site.bundle_sha256 or "not accepted")[:16],
             ]
         )

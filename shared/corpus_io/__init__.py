@@ -13,6 +13,7 @@ from pathlib import Path
 
 from protocol import Corpus
 from shared.errors import CorpusFormatError, UsageError
+from shared.ner_tokens import OUTSIDE
 from shared.registry import Registry
 
 
@@ -93,7 +94,39 @@ def require_documents(corpus: Corpus, path: str | os.PathLike[str]) -> Corpus:
             "corpus and that the export finished",
             path=path,
         )
+    problems = label_problems(corpus)
+    if problems:
+        raise CorpusFormatError(
+            f"{len(problems)} label(s) cannot be used; every other label name works as written "
+            "(any case, digits, hyphens, dots, non-ASCII letters)",
+            path=path,
+            problems=problems,
+        )
     return corpus
+
+
+def label_problems(corpus: Corpus) -> list[str]:
+    """Labels no stage can use, each with the first span that carries it and the fix: an
+    empty or blank label (no placeholder or tag can name it), and ``O``, the outside tag of
+    the annotator's IOB2 scheme (its spans would read as no entity)."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for doc in corpus.documents:
+        for span in doc.spans:
+            if span.label in seen:
+                continue
+            seen.add(span.label)
+            where = f"document {doc.id!r}, span [{span.start}, {span.end})"
+            if not span.label.strip():
+                problems.append(
+                    f"{where}: label {span.label!r} is blank; fix: give the span its label"
+                )
+            elif span.label == OUTSIDE:
+                problems.append(
+                    f"{where}: label 'O' is the annotator's outside tag (IOB2), so its spans "
+                    "would read as no entity; fix: rename the label (e.g. OTHER) in the corpus"
+                )
+    return problems
 
 
 def write_corpus(corpus: Corpus, path: str | os.PathLike[str], fmt: str = "jsonl") -> None:
@@ -105,6 +138,7 @@ __all__ = [
     "CorpusFormat",
     "detect_format",
     "formats",
+    "label_problems",
     "read_corpus",
     "register_format",
     "require_documents",

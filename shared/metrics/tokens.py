@@ -107,6 +107,11 @@ def _from_report(row: dict[str, float], hits: int, predicted: int) -> Scores:
     )
 
 
+def _aliased(tags: list[str], alias: dict[str, str]) -> list[str]:
+    """``tags`` with each label replaced by its alias (``B-Date`` -> ``B-L0``)."""
+    return [tag if tag == "O" else tag[:2] + alias.get(tag[2:], tag[2:]) for tag in tags]
+
+
 def token_scores(
     pairs: Sequence[DocumentPair], labels: Sequence[str]
 ) -> tuple[TokenScores, TokenCounts]:
@@ -114,10 +119,14 @@ def token_scores(
     from seqeval.metrics import accuracy_score, classification_report
     from seqeval.scheme import IOB2
 
+    # seqeval's strict IOB2 scheme trims hyphens around a label ("-ref-" scores as "ref"),
+    # so it is handed one alias per label and the figures are read back under the label
+    alias = {label: f"L{k}" for k, label in enumerate(labels)}
     tagged = [document_tags(p) for p in pairs]
-    y_true = [t for t, _ in tagged]
-    y_pred = [p for _, p in tagged]
-    counts = _chunk_counts(y_true, y_pred, labels)
+    y_true = [_aliased(t, alias) for t, _ in tagged]
+    y_pred = [_aliased(p, alias) for _, p in tagged]
+    counts = _chunk_counts(y_true, y_pred, list(alias.values()))
+    counts = TokenCounts(tuple(labels), counts.gold, counts.predicted, counts.true_positives)
     gold, predicted, hits = (
         a.sum(axis=0) for a in (counts.gold, counts.predicted, counts.true_positives)
     )
@@ -132,7 +141,7 @@ def token_scores(
         column = {label: k for k, label in enumerate(labels)}
         per_label = {
             label: _from_report(
-                report[label], int(hits[column[label]]), int(predicted[column[label]])
+                report[alias[label]], int(hits[column[label]]), int(predicted[column[label]])
             )
             for label in base.per_label
         }

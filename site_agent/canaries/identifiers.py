@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from protocol import Corpus, Document, Span
 from protocol.audit import Canary, CanaryKind, CanarySet
 from shared.errors import UsageError
+from shared.label_families import label_words
 from shared.provenance import tool_version
 from site_agent.privacy.digest import corpus_sha256
 from site_agent.privacy.surfaces import normalise_surface
@@ -79,7 +80,7 @@ KINDS: dict[CanaryKind, CanaryKindSpec] = {
 
 def kind_of(label: str, surface: str) -> CanaryKind | None:
     """The canary kind a gold span can carry: by label words first, then by its shape."""
-    words = set(re.split(r"[^A-Za-z]+", label.upper()))
+    words = label_words(label)
     for kind, spec in KINDS.items():
         if words & spec.label_words and spec.shape.match(surface.strip()):
             return kind

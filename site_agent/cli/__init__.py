@@ -7,6 +7,7 @@ from __future__ import annotations
 from shared.cli_support import new_app, run_app
 from site_agent.cli.commands import (
     annotate,
+    approve,
     audit,
     demo_sites,
     evaluate,
@@ -14,6 +15,7 @@ from site_agent.cli.commands import (
     join,
     models,
     privacy_budget,
+    review,
     synthesize,
     validate,
 )
@@ -22,6 +24,8 @@ COMMANDS = (
     init,
     validate,
     synthesize,
+    review,
+    approve,
     audit,
     evaluate,
     models,

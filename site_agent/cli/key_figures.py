@@ -71,7 +71,8 @@ def _train_synthetic(s: Summary) -> str:
 
 
 def _export(s: Summary) -> str:
-    return f"bundle {s['bundle']} signed, {_count(s['artifacts'], 'file')}"
+    said = f"bundle {s['bundle']} signed, {_count(s['artifacts'], 'file')}"
+    return said + ("; waits for its release approval" if s.get("awaiting_approval") else "")
 
 
 KEY_FIGURES: dict[str, Callable[[Summary], str]] = {

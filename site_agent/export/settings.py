@@ -34,3 +34,9 @@ class ExportSettings(ProtocolModel):
         description="export anyway what the three checks above refuse; this reason is "
         "recorded, with what was found, in the signed manifest (quality_override)",
     )
+    require_approval: bool = Field(
+        False,
+        description="the signed bundle waits in the export stage's folder until a reviewer "
+        "approves it (`site-agent review`, then `site-agent approve BUNDLE --by NAME`), which "
+        "records who approved what and when in the signed manifest and puts it in the outbox",
+    )

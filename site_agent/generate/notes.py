@@ -49,7 +49,10 @@ def generate_notes(
     )
 
     def check(docs: Sequence[Document], planned: GenerationPlan) -> None:
-        found = check_phi_rate(mode, real, docs, planned.prompts, settings.min_phi_rate)
+        found = check_phi_rate(
+            mode, real, docs, planned.prompts, seeds.labels, settings.min_phi_rate,
+            settings.max_phi_rate,
+        )  # fmt: skip
         if found is not None and checks is not None:
             checks.append(found)
 

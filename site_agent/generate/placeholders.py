@@ -5,7 +5,8 @@ per label in order of first appearance; the same surface in one note keeps one n
 patient named twice is ``{{NOMBRE_SUJETO_ASISTENCIA:1}}`` twice. The generator only ever
 reads and writes placeholders, never an identifier. Every placeholder of the training notes
 is one token of the adapted generator (``placeholder_tokens``); they are read back from the
-decoded text.
+decoded text. A label is written as ``label_marks.marker_name`` writes it (any case, any
+script; ``{{Date:1}}``, ``{{doctor-name:2}}``) and read back to the corpus's own label.
 """
 
 from __future__ import annotations
@@ -14,10 +15,15 @@ import re
 from dataclasses import dataclass
 
 from protocol import Corpus, Document
+from site_agent.generate.label_marks import MARK_NAME, label_of, marker_name
 
-PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*):(\d+)\}\}")
+PLACEHOLDER = re.compile(rf"\{{\{{({MARK_NAME}):(\d+)\}}\}}")
+"""A well-formed placeholder: ``{{`` + a label's marker name + ``:`` + its number + ``}}``."""
 BRACES = re.compile(r"\{\{|\}\}")
-CUT_OFF = re.compile(r"\{\{[A-Z0-9_:]*\}?$")
+PLACEHOLDER_LIKE = re.compile(r"\{\{[^{}\n]{0,80}\}\}|\{\{|\}\}")
+"""What is left of a placeholder once the well-formed ones are taken out: a pair of braces
+around anything else (``{{Date}}``, ``{{Date 1}}``), or a stray ``{{`` or ``}}``."""
+CUT_OFF = re.compile(rf"\{{\{{(?:{MARK_NAME}(?::\d*)?)?\}}?$")
 """A placeholder the token budget cut off at the very end of a note (``{{FECHAS:``)."""
 
 
@@ -32,7 +38,8 @@ def insert_placeholders(doc: Document) -> str:
         if key not in numbers:
             per_label[span.label] = per_label.get(span.label, 0) + 1
             numbers[key] = per_label[span.label]
-        pieces += [doc.text[cursor : span.start], f"{{{{{span.label}:{numbers[key]}}}}}"]
+        mark = f"{{{{{marker_name(span.label)}:{numbers[key]}}}}}"
+        pieces += [doc.text[cursor : span.start], mark]
         cursor = span.end
     pieces.append(doc.text[cursor:])
     return "".join(pieces)
@@ -74,7 +81,7 @@ def read_template(generated: str, allowed: frozenset[str]) -> Template:
     outside ``allowed`` or stray braces remain. A placeholder cut off at the end is dropped."""
     text = CUT_OFF.sub("", generated)
     found = tuple(
-        Placeholder(m.start(), m.end(), m.group(1), int(m.group(2)))
+        Placeholder(m.start(), m.end(), label_of(m.group(1)), int(m.group(2)))
         for m in PLACEHOLDER.finditer(text)
     )
     unknown = sorted({p.label for p in found} - allowed)

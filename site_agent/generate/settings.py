@@ -90,7 +90,15 @@ class GenerationSettings(ProtocolModel):
         0.25,
         ge=0.0,
         description="template and tagged: stop after phi_check_after notes when the generator "
-        "wrote fewer PHI mentions per 1,000 words than this share of the real notes' (0: never)",
+        "wrote fewer PHI mentions of the scheme's labels per 1,000 words than this share of the "
+        "real notes' (0: no check at all)",
+    )
+    max_phi_rate: float | None = Field(
+        5.0,
+        gt=0.0,
+        description="template and tagged: stop after phi_check_after notes when the generator "
+        "wrote more PHI mentions of the scheme's labels per 1,000 words than this multiple of "
+        "the real notes' (unset: no upper bound)",
     )
     phi_check_after: int = Field(
         32, ge=1, description="notes generated before the PHI rate is checked"
@@ -144,6 +152,15 @@ class GenerationSettings(ProtocolModel):
                 f"unknown generation mode {mode!r}; allowed: {known}; fix: use one of them"
             )
         return mode
+
+    @model_validator(mode="after")
+    def _phi_band(self) -> GenerationSettings:
+        if self.max_phi_rate is not None and self.max_phi_rate < self.min_phi_rate:
+            raise ValueError(
+                f"max_phi_rate {self.max_phi_rate} < min_phi_rate {self.min_phi_rate}: no PHI "
+                "rate could pass; fix: raise max_phi_rate or lower min_phi_rate"
+            )
+        return self
 
     @model_validator(mode="after")
     def _one_amount(self) -> GenerationSettings:

@@ -10,7 +10,9 @@ Malformed tags are repaired by dropping them (their text stays, unlabelled): a c
 with no open one, an open tag never closed or followed by another open tag, a closing tag
 of another label, a label outside the allow-list, an empty pair, and a tag cut off at the
 end of the note. :class:`TagReading` counts them so the rate can be reported; a caller may
-reject the note instead of keeping the repair.
+reject the note instead of keeping the repair. Tags naming a label outside the allow-list are
+also counted per label (``unknown``): the text between them is an identifier the scheme has
+no label for, so the tagged mode drops such a note whatever ``tag_errors`` says.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ import re
 from dataclasses import dataclass, field
 
 from protocol import Document, Span
+from site_agent.generate.label_marks import MARK_NAME, label_of, marker_name
 
-TAG = re.compile(r"<(/?)([A-Z][A-Z0-9_]*)>")
-"""An open (``<LABEL>``) or closing (``</LABEL>``) tag; labels are upper-case identifiers."""
-CUT_OFF_TAG = re.compile(r"(?:</[A-Z0-9_]*|<[A-Z][A-Z0-9_]*)$")
+TAG = re.compile(rf"<(/?)({MARK_NAME})>")
+"""An open (``<Label>``) or closing (``</Label>``) tag; the label as ``marker_name`` writes it."""
+CUT_OFF_TAG = re.compile(rf"(?:</(?:{MARK_NAME})?|<{MARK_NAME})$")
 """A tag the token budget cut off at the very end of a note (``<NOMBRE_SUJ``)."""
 
 
@@ -31,8 +34,8 @@ def insert_tags(doc: Document) -> str:
     pieces: list[str] = []
     cursor = 0
     for span in doc.spans:
-        pieces += [doc.text[cursor : span.start], f"<{span.label}>", doc.surface(span)]
-        pieces.append(f"</{span.label}>")
+        name = marker_name(span.label)
+        pieces += [doc.text[cursor : span.start], f"<{name}>", doc.surface(span), f"</{name}>"]
         cursor = span.end
     pieces.append(doc.text[cursor:])
     return "".join(pieces)
@@ -40,7 +43,8 @@ def insert_tags(doc: Document) -> str:
 
 def tag_tokens(labels: frozenset[str]) -> tuple[str, ...]:
     """The open and closing tag of every label (added to the generator's vocabulary)."""
-    return tuple(tag for label in sorted(labels) for tag in (f"<{label}>", f"</{label}>"))
+    names = sorted(marker_name(label) for label in labels)
+    return tuple(tag for name in names for tag in (f"<{name}>", f"</{name}>"))
 
 
 @dataclass
@@ -51,6 +55,8 @@ class TagReading:
     spans: list[Span] = field(default_factory=list)
     well_formed: int = 0
     malformed: int = 0
+    unknown: dict[str, int] = field(default_factory=dict)
+    """Tags naming a label outside the allow-list, per label (counted among ``malformed``)."""
 
     @property
     def tags(self) -> int:
@@ -90,7 +96,9 @@ def read_tags(tagged: str, allowed: frozenset[str]) -> TagReading:
         out.append(piece)
         length += len(piece)
         cursor = match.end()
-        closing, label = match.group(1) == "/", match.group(2)
+        closing, label = match.group(1) == "/", label_of(match.group(2))
+        if label not in allowed:
+            reading.unknown[label] = reading.unknown.get(label, 0) + 1
         if not closing:
             if current is not None:
                 reading.malformed += 1  # the earlier open tag was never closed

@@ -16,6 +16,7 @@ from shared.errors import ConfigError
 from shared.provenance import config_digest
 from site_agent.audit.seal import seal_key
 from site_agent.config import SiteConfig
+from site_agent.export.approval import AWAITING_APPROVAL
 from site_agent.export.bundle import BundleRequest, build_bundle
 from site_agent.export.card import CardFacts
 from site_agent.models.identity import model_identity, model_licence
@@ -68,16 +69,17 @@ def check_signing_key(config: SiteConfig) -> Path:
 
 
 def export_request(
-    config: SiteConfig, inputs: dict[str, Path], gold_sha: str | None
+    config: SiteConfig, inputs: dict[str, Path], gold_sha: str | None, outbox: Path | None = None
 ) -> BundleRequest:
-    """What the bundle carries (as ``config.export`` says), signed with the site's key."""
+    """What the bundle carries (as ``config.export`` says), signed with the site's key, built
+    in ``outbox`` (default: the work dir's)."""
     key = check_signing_key(config)
     return BundleRequest(
         site_id=config.site_id,
         corpus_path=inputs["audit.corpus"],
         audit_report_path=inputs.get("audit.report"),
         signing_key_path=key,
-        outbox=config.work_dir / "outbox",
+        outbox=outbox or config.work_dir / "outbox",
         config_digest=config_digest(config),
         base_models={
             "generator": model_identity(config.adapt.base_model).label,
@@ -110,21 +112,28 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
     }
 
 
-def run(inputs: dict[str, Path], config: SiteConfig, gold_sha: str | None) -> tuple[Path, int]:
-    """Build the signed bundle in ``<work_dir>/outbox/``; returns it and its artifact count.
+def run(
+    inputs: dict[str, Path], config: SiteConfig, gold_sha: str | None, outbox: Path | None = None
+) -> tuple[Path, int]:
+    """Build the signed bundle in ``outbox`` (default ``<work_dir>/outbox/``); returns it and
+    its artifact count.
 
     Export binds the whole site (key, corpus file, audit policy), so it takes the config.
     """
-    bundle_dir, manifest = build_bundle(export_request(config, inputs, gold_sha))
+    bundle_dir, manifest = build_bundle(export_request(config, inputs, gold_sha, outbox))
     return bundle_dir, len(manifest.artifacts)
 
 
 def _run(ctx: StageContext) -> StageOutput:
     gold_sha = ctx.input_hashes["annotator.model"]
-    bundle_dir, n_artifacts = run(dict(ctx.inputs), ctx.config, gold_sha)
+    waits = ctx.config.export.require_approval
+    # a bundle that needs approval waits in this stage's folder, out of the outbox
+    outbox = ctx.stage_dir / AWAITING_APPROVAL if waits else None
+    bundle_dir, n_artifacts = run(dict(ctx.inputs), ctx.config, gold_sha, outbox)
+    summary = {"bundle": bundle_dir.name, "artifacts": n_artifacts}
     return StageOutput(
         artifacts={"bundle": bundle_dir},
-        summary={"bundle": bundle_dir.name, "artifacts": n_artifacts},
+        summary=summary | ({"awaiting_approval": True} if waits else {}),
     )
 
 

@@ -5,7 +5,8 @@ Prompts are the first ``prompt_words`` words of each validation note with their 
 replaced by surrogates, rendered as the generation mode renders notes, so no real identifier
 seeds a synthetic note. The amount is a multiple of the training split (membership canaries
 do not count); after the first notes the PHI rate the generator writes is checked against
-the training notes'. Generation resumes from its partial store after an interruption.
+the training notes' (stopping outside its band). Generation resumes from its partial store
+after an interruption.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ CASES = [
     Case(
         "init-would-overwrite",
         "site-agent",
-        "init --site-id s --keys-dir {w}/keys --config {w}/site-typo.toml",
+        "init --site-id s --keys-dir {w}/keys --config {w}/site-typo.toml --language en",
         2,
         ("already exist", "fix:"),
     ),

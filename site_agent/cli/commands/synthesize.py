@@ -11,10 +11,11 @@ from rich.console import Console
 from site_agent.cli.commands.validate import print_plan, print_preflight
 from site_agent.cli.run_config import config_for_run
 from site_agent.cli.summary import annotator_notes, summary_table, where_to_look
+from site_agent.export.approval import ApprovalPending, waiting_bundle, waiting_message
 from site_agent.pipeline.runner import StageRun
 from site_agent.plan.memory import check_fits
 from site_agent.stages.left_to_run import LeftToRun, left_to_run
-from site_agent.stages.pipeline import check_runnable, run_pipeline
+from site_agent.stages.pipeline import check_runnable, run_pipeline, stage_artifact
 from site_agent.stages.preflight import run_preflight, training_preflight
 from site_agent.stages.registry import stage_names
 
@@ -100,6 +101,10 @@ def register(app: typer.Typer) -> None:
                     console.print(f"[yellow]{note}[/]", highlight=False)
         for line in where_to_look(runs, config.work_dir):
             console.print(line, markup=False, highlight=False)
+        exported = stage_artifact(config.work_dir, "export", "bundle")
+        waiting = waiting_bundle(exported, config.work_dir / "outbox")
+        if config.export.require_approval and waiting is not None:
+            raise ApprovalPending(waiting_message(waiting, config.work_dir))
 
 
 def print_left(left: LeftToRun, console: Console) -> None:

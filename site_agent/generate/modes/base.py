@@ -9,15 +9,17 @@ annotate stage keeps the spans the mode read).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from protocol import Corpus, Document
 from site_agent.generate.settings import GenerationSettings
 from site_agent.privacy.identifying import IdentifyingIndex
 from site_agent.pseudonymise.settings import PseudonymiseSettings
+
+if TYPE_CHECKING:
+    from site_agent.generate.phi_rate import PhiReader
 
 SpanSource = Literal["annotator", "generator"]
 
@@ -75,9 +77,10 @@ class GenerationMode(Protocol):
         ...
 
     @property
-    def phi_marker(self) -> re.Pattern[str] | None:
-        """What one PHI mention the generator writes looks like (a placeholder, an opening
-        tag), which the early PHI-rate check counts; None: the mode writes none (no check)."""
+    def phi_reader(self) -> PhiReader | None:
+        """How the early PHI-rate check reads the PHI the generator wrote in a note
+        (``site_agent.generate.phi_rate``: placeholders, tag pairs); None: the mode writes
+        no markers (no check)."""
         ...
 
     @property

@@ -11,15 +11,17 @@ are exact by construction; the privacy audit still runs on the result.
 
 from __future__ import annotations
 
-import re
+from collections import Counter
 from dataclasses import dataclass
 
 from protocol import Corpus, Document
 from site_agent.generate.dedup import deduplicate
 from site_agent.generate.fill import fill_templates, shape_pool
+from site_agent.generate.label_marks import marker_notes
 from site_agent.generate.mix import pii_mix
 from site_agent.generate.modes import register_mode
 from site_agent.generate.modes.base import Labelled, SeedNotes, SpanSource, with_documents
+from site_agent.generate.phi_rate import PhiReader, placeholders_written
 from site_agent.generate.placeholders import (
     PLACEHOLDER,
     Template,
@@ -27,24 +29,16 @@ from site_agent.generate.placeholders import (
     placeholder_tokens,
     read_template,
 )
+from site_agent.generate.plain_identifiers import first_identifier_kind
 from site_agent.generate.settings import GenerationSettings
-
-IDENTIFIER_LIKE: dict[str, re.Pattern[str]] = {
-    "e-mail address": re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+"),
-    "numeric date": re.compile(r"\b\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\b"),
-    "long number": re.compile(r"\d(?:[\d .-]?\d){6,}"),
-}
-"""Text the generator wrote itself that looks like an identifier: it should have written a
-placeholder, so the note is refused rather than shipped with an unlabelled identifier."""
 
 
 def identifier_like(template: Template) -> str | None:
-    """The kind of identifier-like text outside the placeholders, or None."""
-    plain = PLACEHOLDER.sub(" ", template.text)
-    for kind, pattern in IDENTIFIER_LIKE.items():
-        if pattern.search(plain):
-            return f"identifier-like text ({kind})"
-    return None
+    """The kind of identifier-like text outside the placeholders, or None: the generator
+    should have written a placeholder, so the note is refused rather than shipped with an
+    unlabelled identifier."""
+    kind = first_identifier_kind(PLACEHOLDER.sub(" ", template.text))
+    return f"identifier-like text ({kind})" if kind is not None else None
 
 
 @dataclass(frozen=True)
@@ -53,7 +47,7 @@ class TemplateOnly:
     spans: SpanSource = "generator"
     adapt_epochs: int = 2
     epochs_basis: str = "measured best for template: 96 steps on 65 notes beat 192"
-    phi_marker: re.Pattern[str] | None = PLACEHOLDER
+    phi_reader: PhiReader | None = placeholders_written
     phi_noun: str = "placeholders"
 
     def render(self, doc: Document) -> str:
@@ -64,7 +58,7 @@ class TemplateOnly:
 
     def label(self, generated: Corpus, seeds: SeedNotes, settings: GenerationSettings) -> Labelled:
         pool = shape_pool(seeds.train)
-        accepted, refused = validated(generated, frozenset(pool))
+        accepted, refused, unknown = validated(generated, frozenset(pool))
         identifying = seeds.identifying() if seeds.identifying is not None else None
         filled = fill_templates(
             accepted,
@@ -82,6 +76,7 @@ class TemplateOnly:
         summary = {
             "placeholders": sum(len(t.placeholders) for _, t in accepted),
             "refused_documents": refused,
+            "unknown_labels": dict(unknown.most_common()),
             "refilled_for_collision": sum(1 for n in filled if n.attempts > 1),
             "collisions_left": sum(n.collisions for n in filled),
             "identifying_ngrams_left": sum(n.identifying_ngrams for n in filled),
@@ -92,25 +87,30 @@ class TemplateOnly:
             "documents_with_pii": sum(1 for d in kept if d.spans),
             "documents_without_pii": sum(1 for d in kept if not d.spans),
         }
-        corpus = with_documents(generated, kept, frozenset(pool), mode=self.name)
+        labels = frozenset(pool)
+        corpus = with_documents(generated, kept, labels, mode=self.name, **marker_notes(labels))
         return Labelled(corpus=corpus, summary=summary)
 
 
 def validated(
     generated: Corpus, allowed: frozenset[str]
-) -> tuple[list[tuple[str, Template]], dict[str, int]]:
-    """(document id, template) of every acceptable note, and how many were refused, by reason."""
+) -> tuple[list[tuple[str, Template]], dict[str, int], Counter[str]]:
+    """(document id, template) of every acceptable note, how many were refused, by reason,
+    and the placeholders naming a label outside ``allowed``, per label (their notes are
+    refused: no scheme label, no surrogate, and never a placeholder left in the export)."""
     accepted: list[tuple[str, Template]] = []
     refused: dict[str, int] = {}
+    unknown: Counter[str] = Counter()
     for doc in generated.documents:
         template = read_template(doc.text, allowed)
+        unknown.update(p.label for p in template.placeholders if p.label not in allowed)
         problem = template.problem or identifier_like(template)
         if problem is None:
             accepted.append((doc.id, template))
         else:
             reason = problem.split(":")[0]
             refused[reason] = refused.get(reason, 0) + 1
-    return accepted, refused
+    return accepted, refused, unknown
 
 
 register_mode(TemplateOnly())

@@ -217,3 +217,22 @@ def test_unwritable_corpus_is_refused_before_writing(tmp_path: Path) -> None:
         "hold; fix: trim whitespace from span edges",
     ]
     assert not (tmp_path / "c.conll").exists()
+
+
+def test_label_names_are_data_and_lose_their_iob2_prefix_once(tmp_path: Path) -> None:
+    """Issue 46: mixed case, hyphens, dots, digits and non-ASCII letters stay as written; a
+    label that itself starts with ``B-`` keeps it (only the tag's own prefix goes)."""
+    path = write_lines(
+        tmp_path,
+        ["Juan\tB-DoctorName", "Pérez\tI-DoctorName", "el\tO", "3/4\tB-fecha.alta",
+         "en\tO", "Ávila\tB-Lugar-2", "y\tO", "X\tB-B-ref", "9\tB-Název"],
+        "labels.bio",
+    )  # fmt: skip
+    (doc,) = read_corpus(path).documents
+    assert spans(doc) == [
+        ("Juan Pérez", "DoctorName"),
+        ("3/4", "fecha.alta"),
+        ("Ávila", "Lugar-2"),
+        ("X", "B-ref"),
+        ("9", "Název"),
+    ]

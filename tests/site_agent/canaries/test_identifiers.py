@@ -52,6 +52,13 @@ def test_planting_is_seeded(planted: tuple) -> None:
         ("FECHAS", "12/12/2016", "date"),
         ("FECHAS", "marzo de 2016", None),
         ("TERRITORIO", "Madrid", None),
+        # issue 46: a label's words whatever its case, separators or script
+        ("PatientName", "Ernesto Rivera", "name"),
+        ("patient-name", "Ernesto Rivera", "name"),
+        ("Fecha_Día", "12/12/2016", "date"),
+        ("phone.number", "912 345 678", "phone"),
+        ("MRN", "368503", "id"),
+        ("Idnum", "368503", "id"),  # one word: IDNUM
     ],
 )
 def test_kind_of_span(label: str, surface: str, kind: str | None) -> None:

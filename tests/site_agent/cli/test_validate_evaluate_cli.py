@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from protocol.evaluation import CorpusDiagnostics, EvaluationReport
-from shared.corpus_io import read_corpus, write_corpus
+from shared.corpus_io import label_problems, read_corpus, require_documents, write_corpus
 from shared.errors import CorpusFormatError
 from shared.provenance import sha256_file
 from site_agent.cli import app
@@ -127,3 +127,27 @@ def test_validate_imports_no_ml_framework(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_validate_refuses_only_the_labels_no_stage_can_use(tmp_path: Path) -> None:
+    """Issue 46: any label name works as written except ``O`` (the IOB2 outside tag; a blank
+    label the JSONL reader refuses already); the console script names it, where it is, and
+    the fix, before any pre-flight."""
+
+    def note(doc_id: str, label: str) -> str:
+        return json.dumps({"id": doc_id, "text": "Ana vino", "spans": [
+            {"start": 0, "end": 3, "label": label}]}, ensure_ascii=False)  # fmt: skip
+
+    good = tmp_path / "good.jsonl"
+    labels = ["Date", "doctor-name", "ID.num", "Název", "Phone #", "B-ref"]
+    good.write_text("\n".join(note(f"d{i}", x) for i, x in enumerate(labels)) + "\n")
+    assert label_problems(require_documents(read_corpus(good), good)) == []
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([note("a", "Date"), note("b", "O"), note("c", "O")]) + "\n")
+    refused = subprocess.run(
+        ["site-agent", "validate", str(bad)], capture_output=True, text=True, timeout=300
+    )
+    assert refused.returncode == CorpusFormatError.exit_code
+    assert f"{bad}: 1 label(s) cannot be used" in refused.stderr
+    assert "document 'b', span [0, 3): label 'O' is the annotator's outside tag" in refused.stderr
+    assert "fix: rename the label" in refused.stderr

@@ -206,3 +206,24 @@ def test_tagged_mode_repairs_or_rejects_notes_with_malformed_tags(
     assert labelled.summary["malformed_tags"] == 3 and labelled.summary["well_formed_pairs"] == 1
     assert labelled.summary["malformed_tag_rate"] == pytest.approx(3 / 5)
     assert labelled.summary["rejected_documents"] == 2 - kept
+
+
+@pytest.mark.parametrize(
+    ("mode", "known", "unknown"),
+    [
+        ("template", f"Vino {{{{{NAME}:1}}}} hoy.", "Vino {{Nombre:1}} el {{FECHAS:1}}."),
+        ("tagged", f"Vino <{NAME}>Ana Gil</{NAME}> hoy.", "Vino <Nombre>Ana Gil</Nombre> hoy."),
+    ],
+)
+def test_a_note_with_an_unknown_label_is_dropped_and_counted(
+    mode: str, known: str, unknown: str
+) -> None:
+    """Issue 46: a marker naming a label outside the scheme is never filled, kept or
+    exported; its note is dropped and the label counted in the summary (stage.json)."""
+    generated = Corpus(documents=(Document(id="g1", text=known), Document(id="g2", text=unknown)))
+    settings = GenerationSettings(mode=mode)
+    labelled = mode_for(mode).label(generated, SeedNotes(TRAIN), settings)
+    assert [d.id for d in labelled.corpus.documents] == ["g1"]
+    assert labelled.summary["unknown_labels"] == {"Nombre": 1 if mode == "template" else 2}
+    assert "Nombre" not in labelled.corpus.documents[0].text
+    assert {s.label for s in labelled.corpus.documents[0].spans} == {NAME}

@@ -14,12 +14,18 @@ from shared.errors import QualityGateError
 from site_agent.generate import backend as backend_registry
 from site_agent.generate.backend import PromptJob
 from site_agent.generate.modes import mode_for
-from site_agent.generate.phi_rate import PhiRateError, check_phi_rate, real_rate, written_rate
-from site_agent.generate.placeholders import PLACEHOLDER
+from site_agent.generate.phi_rate import (
+    PhiRateError,
+    check_phi_rate,
+    placeholders_written,
+    real_rate,
+    written_rate,
+)
 from site_agent.generate.plan import GenerationPlan, phi_opening, phi_openings
 from site_agent.generate.resumable import generate_corpus
 from site_agent.generate.settings import GenerationSettings
 
+LABELS = frozenset({"NAME", "DATE"})
 BATCHES: list[int] = []
 CONTINUATION = {"text": ""}
 
@@ -68,7 +74,9 @@ def _generate(tmp_path: Path, continuation: str, min_ratio: float) -> tuple[Corp
     found: list = []
 
     def check(docs: Sequence[Document], plan: GenerationPlan) -> None:
-        found.append(check_phi_rate(mode_for("template"), real, docs, plan.prompts, min_ratio))
+        found.append(
+            check_phi_rate(mode_for("template"), real, docs, plan.prompts, LABELS, min_ratio)
+        )
 
     settings = GenerationSettings(backend="spy", batch_size=8)
     corpus = generate_corpus(
@@ -116,12 +124,13 @@ WRITTEN = [
 def test_written_rate_counts_only_what_follows_the_prompt(continuation: str, count: int) -> None:
     prompt = "Paciente {{NAME:1}}"
     doc = Document(id="d", text=prompt + continuation, meta={"prompt_index": 0})
-    assert written_rate([doc], [prompt], PLACEHOLDER).mentions == count
+    assert written_rate([doc], [prompt], placeholders_written, LABELS).mentions == count
 
 
 def test_annotate_mode_is_not_checked() -> None:
     doc = Document(id="d", text="x", meta={"prompt_index": 0})
-    assert check_phi_rate(mode_for("annotate"), real_rate(_real(2, 2)), [doc], ["x"], 0.25) is None
+    annotate = mode_for("annotate")
+    assert check_phi_rate(annotate, real_rate(_real(2, 2)), [doc], ["x"], LABELS, 0.25) is None
 
 
 NOTE = Document(
@@ -190,3 +199,105 @@ def test_prompts_render_when_one_note_gives_two_openings() -> None:
     prompts = build_prompts(validation, 3, render, 1.0)
     assert rendered == [4] and len(prompts) == 4
     assert sum(p.endswith("Ana Ruiz") for p in prompts) == 4
+
+
+# (mode, what the generator wrote after the prompt, the cause the diagnosis names, counts in
+# the 16 notes): each case of issue 46 stops the run with its own diagnosis, and its counts
+# are recorded
+PROMPTS = {"template": "Paciente {{NAME:1}}", "tagged": "Paciente <NAME>Ana</NAME>"}
+CASES = [
+    pytest.param(
+        "template",
+        " ingresa hoy por dolor toracico sin fiebre ni tos",
+        "would teach the annotator to tag nothing",
+        {"mentions": 0, "unknown_labels": {}, "malformed": 0, "plain_identifiers": {}},
+        id="none-written",
+    ),
+    pytest.param(
+        "template",
+        " {{NAME:2}} {{NAME:3}} {{DATE:1}} {{NAME:4}} y {{DATE:2}}",
+        "too much PHI",
+        {"mentions": 80, "unknown_labels": {}, "malformed": 0, "plain_identifiers": {}},
+        id="too-many",
+    ),
+    pytest.param(
+        "template",
+        " y {{NAME}} ingresa {{NAME 2}} hoy por dolor }} sin fiebre",
+        "writes broken markers",
+        {"mentions": 0, "unknown_labels": {}, "malformed": 48, "plain_identifiers": {}},
+        id="malformed",
+    ),
+    pytest.param(
+        "template",
+        " y {{Nombre:1}} ingresa el {{Fecha:1}} por dolor sin fiebre",
+        "invents label names",
+        {"mentions": 0, "unknown_labels": {"Nombre": 16, "Fecha": 16}, "malformed": 0},
+        id="unknown-labels",
+    ),
+    pytest.param(
+        "template",
+        " ingresa el 12/03/2021 con historia 12345678 sin fiebre",
+        "writes identifiers as plain text",
+        {"mentions": 0, "plain_identifiers": {"numeric date": 16, "long number": 16}},
+        id="plain-identifiers",
+    ),
+    pytest.param(
+        "tagged",
+        " y <Nombre>Luis</Nombre> ingresa hoy por dolor sin fiebre",
+        "invents label names",
+        {"mentions": 0, "unknown_labels": {"Nombre": 32}, "malformed": 0},
+        id="tagged-unknown-labels",
+    ),
+    pytest.param(
+        "tagged",
+        " y <NAME>Luis</DATE> ingresa hoy por dolor sin fiebre ni",
+        "writes broken markers",
+        {"mentions": 0, "unknown_labels": {}, "malformed": 32},
+        id="tagged-malformed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("mode", "continuation", "cause", "counts"), CASES)
+def test_each_case_stops_with_its_own_diagnosis_and_counts(
+    mode: str, continuation: str, cause: str, counts: dict[str, object]
+) -> None:
+    prompt = PROMPTS[mode]
+    docs = [
+        Document(id=f"g{i}", text=prompt + continuation, meta={"prompt_index": 0})
+        for i in range(16)
+    ]
+    real = real_rate(_real(20, 20))
+    with pytest.raises(PhiRateError) as raised:
+        check_phi_rate(mode_for(mode), real, docs, [prompt], LABELS, 0.25, 5.0)
+    message = str(raised.value)
+    assert cause in message and "fix:" in message
+    others = {c.values[2] for c in CASES} - {cause}  # type: ignore[index]
+    assert not [other for other in others if other in message]  # one diagnosis, not all
+    recorded = raised.value.summary["phi_rate"]["written"]  # type: ignore[index]
+    for key, value in counts.items():
+        assert recorded[key] == value, key
+
+
+def test_a_rate_within_the_band_passes_and_keeps_what_else_it_saw() -> None:
+    prompt = PROMPTS["template"]
+    text = prompt + " y {{NAME:2}} ingresa hoy {{Nombre:1}} por dolor sin fiebre ni"
+    docs = [Document(id=f"g{i}", text=text, meta={"prompt_index": 0}) for i in range(4)]
+    check = check_phi_rate(
+        mode_for("template"), real_rate(_real(20, 20)), docs, [prompt], LABELS, 0.25, 5.0
+    )
+    assert check is not None and check.passed and check.written.mentions == 4
+    assert check.written.unknown_labels == {"Nombre": 4}
+
+
+@pytest.mark.parametrize(
+    ("labels", "written"),
+    [
+        (frozenset({"Name", "date"}), " y {{Name:2}} el {{date:1}}"),
+        (frozenset({"doctor-name", "ID.num"}), " y {{doctor-name:2}} el {{ID.num:1}}"),
+        (frozenset({"Název", "Phone #"}), " y {{Název:2}} el {{Phone%20%23:1}}"),
+    ],
+)
+def test_placeholders_of_any_label_count_as_mentions(labels: frozenset[str], written: str) -> None:
+    found = placeholders_written(written, labels)
+    assert (found.mentions, found.unknown, found.malformed) == (2, {}, 0)

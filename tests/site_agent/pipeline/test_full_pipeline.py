@@ -20,7 +20,7 @@ from site_agent.pipeline.runner import stage_folder
 from site_agent.pipeline.stage import read_record
 from site_agent.stages.pipeline import folder_of, run_pipeline, stage_artifact
 from site_agent.stages.registry import STAGES
-from tests.meddocan_slice import slice_site
+from tests.meddocan_slice import hospital_case, slice_site
 from tests.security.scan import leaks, needles
 
 
@@ -31,6 +31,7 @@ def site(meddocan_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
         root,
         meddocan_dir,
         "meddocan-slice",
+        hospital_case,  # labels in mixed case with hyphens (issue 46)
         adapt={"max_steps": 2},
         # the annotate mode's pipeline: the gold annotator labels the generated notes
         generation={
@@ -439,3 +440,20 @@ def test_the_probe_of_issue_11_cannot_export_the_training_split(
     (audit_dir / "stage.json").write_text(forged.model_dump_json())
     with pytest.raises(ExportRefusedError, match="'audit_seal'"):
         run_pipeline(config, from_stage="export")
+
+
+def test_the_hospitals_label_names_reach_the_annotator_and_the_export(
+    site: tuple[SiteConfig, Path],
+) -> None:
+    """Issue 46: the slice's labels are written in mixed case with hyphens; the exported
+    encoder tags in them and the shipped corpus and site report name nothing else."""
+    config, _ = site
+    (bundle,) = [p for p in (config.work_dir / "outbox").iterdir() if p.is_dir()]
+    scheme = {s.label for d in read_corpus(config.corpus.path).documents for s in d.spans}
+    assert "Nombre-Sujeto-Asistencia" in scheme
+    tags = json.loads((bundle / "encoder" / "config.json").read_text())["id2label"].values()
+    assert {t[2:] for t in tags if t != "O"} == scheme
+    shipped = read_corpus(bundle / "synthetic.jsonl")
+    assert {s.label for d in shipped.documents for s in d.spans} <= scheme
+    report = json.loads((bundle / "site_report.json").read_text())
+    assert set(report["real_diagnostics"]["labels"]) <= scheme
