@@ -153,7 +153,12 @@ def note_position(text: str, offset: int) -> str:
 def shape_key(text: str, start: int, end: int, layout: NoteLayout) -> tuple[str, str, str, str]:
     """``(shape, casing, length, position)`` of the surface ``text[start:end]``."""
     surface = text[start:end]
-    return surface_shape(surface), casing(surface), length_bucket(len(surface)), layout.position(start)
+    return (
+        surface_shape(surface),
+        casing(surface),
+        length_bucket(len(surface)),
+        layout.position(start),
+    )
 
 
 def sorted_counts(

@@ -151,7 +151,6 @@ def test_a_synthetic_corpus_with_every_shape_misses_nothing_gold_catches() -> No
     assert "and the gold annotator catches" in render_markdown(report)
 
 
-
 @st.composite
 def dates(draw: st.DrawFn) -> tuple[str, bool]:
     """A date written with dots or slashes, and whether it has dots."""

@@ -38,3 +38,26 @@ def test_site_report_markdown_shows_the_gap() -> None:
     note = "gold annotator: stalled on predicting only O and was restarted 1 time(s)"
     noted = render_markdown(report.model_copy(update={"annotator_notes": (note,)}))
     assert f"- {note}" in noted
+
+
+def test_a_report_written_before_the_diagnosis_still_reads_and_renders() -> None:
+    """Issue 49's fields default to empty: an older site_report.json validates, and its page
+    has no per-label or missed-shape table."""
+    import json
+
+    from shared.metrics import corpus_diagnostics
+
+    scores = {
+        "token_precision": 0.9, "token_recall": 0.8, "token_f1": 0.85, "exact_f1": 0.8,
+        "overlap_f1": 0.9, "leakage_rate": 0.1,
+    }  # fmt: skip
+    diagnostics = corpus_diagnostics(_real(2), language="en").model_dump(mode="json")
+    old = {
+        "site_id": "h1", "n_test_documents": 2, "n_synthetic_documents": 2, "gold": scores,
+        "synthetic": scores, "token_f1_gap": 0.0, "real_diagnostics": diagnostics,
+        "synthetic_diagnostics": diagnostics, "settings": {},
+    }  # fmt: skip
+    report = SiteReport.model_validate_json(json.dumps(old))
+    assert report.synthetic.per_label == {} and report.synthetic.missed_shapes is None
+    page = render_markdown(report)
+    assert "Token F1 gap" in page and "synthetic recall" not in page and "by shape" not in page
