@@ -13,6 +13,7 @@ from pydantic import Field
 from protocol import Corpus
 from protocol.base import ProtocolModel
 from protocol.evaluation import CorpusDiagnostics, EvaluationReport, LabelRecall, MissedShape
+from shared.markdown import markdown_cell
 
 
 class ModelScores(ProtocolModel):
@@ -160,11 +161,6 @@ def render_markdown(report: SiteReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cell(text: str) -> str:
-    """``text`` safe inside a Markdown table cell (labels are data: any character)."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 def _code(text: str) -> str:
     """``text`` as a code span in a table cell: literal, with its pipes escaped (GFM)."""
     fence = "``" if "`" in text else "`"
@@ -186,7 +182,7 @@ def per_label_table(report: SiteReport) -> list[str]:
         g, s = gold.get(label), syn.get(label)
         support = g.support if g is not None else s.support if s is not None else 0
         lines.append(
-            f"| {_cell(label)} | {support} | {show_number(g.recall if g else None)} | "
+            f"| {markdown_cell(label)} | {support} | {show_number(g.recall if g else None)} | "
             f"{show_number(s.recall if s else None)} | "
             f"{show_number(g.leaked_documents if g else None)} | "
             f"{show_number(s.leaked_documents if s else None)} |"
@@ -211,7 +207,7 @@ def missed_shapes_table(scores: ModelScores) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| {_cell(r.label)} | {_code(r.shape)} | {r.casing} | {r.length} | {r.position} | "
+        f"| {markdown_cell(r.label)} | {_code(r.shape)} | {r.casing} | {r.length} | {r.position} | "
         f"{r.count} |"
         for r in scores.missed_shapes
     ]
