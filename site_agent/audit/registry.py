@@ -75,6 +75,7 @@ def _builtin_measures() -> None:
     from site_agent.audit import nearest_real  # noqa: F401
     from site_agent.audit import duplicates  # noqa: F401
     from site_agent.audit import pii_echo  # noqa: F401
+    from site_agent.audit import quasi_identifiers  # noqa: F401
     from site_agent.audit import canary_exposure  # noqa: F401
     from site_agent.audit import membership  # noqa: F401
 

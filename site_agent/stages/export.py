@@ -116,10 +116,7 @@ def run(
     inputs: dict[str, Path], config: SiteConfig, gold_sha: str | None, outbox: Path | None = None
 ) -> tuple[Path, int]:
     """Build the signed bundle in ``outbox`` (default ``<work_dir>/outbox/``); returns it and
-    its artifact count.
-
-    Export binds the whole site (key, corpus file, audit policy), so it takes the config.
-    """
+    its artifact count. It binds the whole site (key, corpus, policy): it takes the config."""
     bundle_dir, manifest = build_bundle(export_request(config, inputs, gold_sha, outbox))
     return bundle_dir, len(manifest.artifacts)
 
@@ -137,23 +134,17 @@ def _run(ctx: StageContext) -> StageOutput:
     )
 
 
+INPUTS = (
+    "audit.corpus", "audit.report", "train-synthetic.model", "train-synthetic.report",
+    "annotator.model",  # its hash only: proves the exported encoder is not this one
+    # what the audit must have compared (the gate re-hashes them):
+    "split.train", "split.validation", "annotate.corpus", "pseudonymise.surrogates",
+    "pseudonymise.canaries", "pseudonymise.membership_canaries",
+)  # fmt: skip
 STAGE = Stage(
     name="export",
     run=_run,
     settings=_settings,
-    inputs=(
-        "audit.corpus",
-        "audit.report",
-        "train-synthetic.model",
-        "train-synthetic.report",
-        "annotator.model",  # its hash only: proves the exported encoder is not this one
-        # what the audit must have compared (the gate re-hashes them):
-        "split.train",
-        "split.validation",
-        "annotate.corpus",
-        "pseudonymise.surrogates",
-        "pseudonymise.canaries",
-        "pseudonymise.membership_canaries",
-    ),
+    inputs=INPUTS,
     description="sign and bundle what may leave the site",
 )
