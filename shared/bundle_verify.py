@@ -16,7 +16,8 @@ named reason (``protocol.rounds.ExclusionReason``):
 4. every listed artifact is present with its size and SHA-256, and nothing else is present;
 5. the artifacts are what a bundle may hold: one synthetic corpus, one audit report, at most
    one site report, encoder files only under ``encoder/`` and only in safe formats (and its
-   model card ``encoder/README.md``); the weights are safetensors by the format
+   model card ``encoder/README.md``, UTF-8 text within the caps, never copied by the
+   coordinator, which writes its own card); the weights are safetensors by the format
    (``shared.safetensors_check``: consistent offsets, finite values) and the configs name no
    code and a known model type (``shared.safe_models``);
 6. the audit record and the audit report agree, passed, and cover exactly this corpus, and the
@@ -272,12 +273,26 @@ def _check_encoder(
                     "config.json", "tokenizer_config.json") else None  # fmt: skip
                 if problem:
                     raise BundleRejected("unsafe_model", f"{entry.name}: {problem}")
+            elif entry.name == ENCODER_CARD:
+                _check_card_text(data, limits)
         except UnsafeWeights as exc:
             raise BundleRejected("unsafe_model", f"{entry.name}: {exc}") from exc
         except LimitExceeded as exc:
             raise BundleRejected("over_limit", str(exc)) from exc
         except ValueError as exc:
             raise BundleRejected("malformed_bundle", f"{entry.name} is not JSON") from exc
+
+
+def _check_card_text(data: bytes, limits: BundleLimits) -> None:
+    """The sender's model card is only ever shown as text: UTF-8 within the JSON cap. Its
+    content is not trusted; the receiver writes the card of the model it builds from these
+    files (``coordinator/report/model_cards.py``) and never copies this one."""
+    if len(data) > limits.max_json_bytes:
+        raise LimitExceeded(ENCODER_CARD, f"{limits.max_json_bytes} bytes", f"{len(data)} bytes")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BundleRejected("malformed_bundle", f"{ENCODER_CARD} is not UTF-8 text") from exc
 
 
 def _one(manifest: ExportManifest, kind: ArtifactKind) -> ArtifactEntry:

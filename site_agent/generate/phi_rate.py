@@ -70,9 +70,8 @@ def tags_written(text: str, labels: frozenset[str]) -> Written:
     """Tag pairs of ``labels``, tags of other labels, malformed tags and plain identifiers
     (outside the tagged surfaces)."""
     reading = read_tags(text, labels)
-    unknown = Counter(reading.unknown)
-    found = Written(mentions=reading.well_formed, unknown=unknown)
-    found.malformed = max(0, reading.malformed - unknown.total())
+    found = Written(mentions=reading.well_formed, unknown=Counter(reading.unknown))
+    found.malformed = reading.malformed
     spans = sorted(reading.spans, key=lambda s: s.start, reverse=True)
     plain = reading.text
     for span in spans:
@@ -88,6 +87,7 @@ READERS: dict[str, Callable[[str, frozenset[str]], Written]] = {
 }
 """Per mode, how the PHI the generator wrote is read."""
 NOUNS = {"template": "placeholders", "tagged": "tag pairs"}
+"""Per mode, what its markers are called in the diagnosis."""
 
 
 class PhiRate(ProtocolModel):

@@ -28,7 +28,7 @@ from site_agent.models.identity import model_identity
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.split.by_source import split_corpus
 from site_agent.stages.run_plan import MEMORY_FIXES
-from site_agent.train_synthetic.report import SiteReport, headline, render_markdown
+from site_agent.train_synthetic.report import SiteReport, diagnosed_scores, render_markdown
 
 SYNTHETIC_VALIDATION_FRACTION = 0.1
 
@@ -85,14 +85,16 @@ def run(
     write_trained_on(trained.model_dir, trained_on)
     test = read_corpus(inputs["split.test"])
     blind = without_spans(test)
-    evaluations = {
-        "gold": evaluate(test, annotate_corpus(inputs["annotator.model"], blind, progress)),
-        "synthetic": evaluate(test, annotate_corpus(trained.model_dir, blind, progress)),
+    predictions = {
+        "gold": annotate_corpus(inputs["annotator.model"], blind, progress),
+        "synthetic": annotate_corpus(trained.model_dir, blind, progress),
     }
+    evaluations = {name: evaluate(test, pred) for name, pred in predictions.items()}
     for name, evaluation in evaluations.items():
         atomic_write_text(out_dir / evaluation_file(name), evaluation.model_dump_json(indent=2))
     real = read_corpus(inputs["split.train"])
-    gold, syn = headline(evaluations["gold"]), headline(evaluations["synthetic"])
+    scores = diagnosed_scores(test, predictions, evaluations)
+    gold, syn = scores["gold"], scores["synthetic"]
     report = SiteReport(
         site_id=site_id,
         n_test_documents=len(test),

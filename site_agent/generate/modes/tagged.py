@@ -2,8 +2,8 @@
 every (pseudonymised) identifier and writes tagged notes; the tags become the spans.
 
 Malformed tags are repaired (dropped, text kept) or, with ``tag_errors = "reject"``, the note
-is dropped; the summary reports the malformed-tag rate. A note with a tag naming a label
-outside the scheme is always dropped (its surface would stay in the text as an unlabelled
+is dropped; the summary reports the malformed-tag rate. A note with a pair of tags naming a
+label outside the scheme is always dropped (its surface would stay in the text as an unlabelled
 identifier) and counted per label (``unknown_labels``).
 """
 
@@ -58,7 +58,7 @@ class Tagged:
                     meta=meta,
                 )
             )
-        tags = 2 * well_formed + malformed
+        tags = 2 * (well_formed + unknown.total()) + malformed
         summary = {
             "tags": tags,
             "well_formed_pairs": well_formed,

@@ -12,6 +12,10 @@ from site_agent.generate.placeholders import PLACEHOLDER, insert_placeholders, r
 from site_agent.generate.tags import TAG, insert_tags, read_tags
 
 LABELS = st.text(min_size=1, max_size=16).filter(lambda label: label.strip() != "")
+# what a Span may carry (issue 50: no control, format or line-separator character)
+SPAN_LABELS = st.text(
+    st.characters(exclude_categories=("Cc", "Cf", "Cs", "Zl", "Zp")), min_size=1, max_size=16
+).filter(lambda label: label.strip() != "")
 
 
 @given(LABELS)
@@ -27,7 +31,7 @@ def test_word_characters_dots_and_hyphens_are_written_as_they_are() -> None:
     assert marker_name("Phone #") == "Phone%20%23" and marker_name("a%b") == "a%25b"
 
 
-@given(st.lists(LABELS, min_size=1, max_size=3, unique=True))
+@given(st.lists(SPAN_LABELS, min_size=1, max_size=3, unique=True))
 def test_placeholders_and_tags_of_any_labels_read_back_as_spans(labels: list[str]) -> None:
     text, spans = "Nota.", []
     for label in labels:

@@ -242,7 +242,7 @@ CASES = [
         "tagged",
         " y <Nombre>Luis</Nombre> ingresa hoy por dolor sin fiebre",
         "invents label names",
-        {"mentions": 0, "unknown_labels": {"Nombre": 32}, "malformed": 0},
+        {"mentions": 0, "unknown_labels": {"Nombre": 16}, "malformed": 0},
         id="tagged-unknown-labels",
     ),
     pytest.param(

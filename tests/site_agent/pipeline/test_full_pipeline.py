@@ -72,6 +72,33 @@ def test_every_stage_completes_with_its_artifacts(site: tuple[SiteConfig, Path])
         report["gold"]["token_f1"] - report["synthetic"]["token_f1"]
     )
     assert "Token F1 gap" in report_md.read_text()
+    _check_the_diagnosis(config, report, report_md.read_text())
+
+
+def _check_the_diagnosis(config: SiteConfig, report: dict, page: str) -> None:
+    """Issue 49: per-label recall for both annotators and the synthetic one's missed shapes,
+    summing to the test split's spans, naming no test identifier."""
+    split = stage_artifact(config.work_dir, "split", "test")
+    assert split is not None
+    test = read_corpus(split)
+    spans = [(d.text[s.start : s.end], s.label) for d in test.documents for s in d.spans]
+    for annotator in ("gold", "synthetic"):
+        rows = report[annotator]["per_label"]
+        assert rows and set(rows) == {label for _, label in spans}
+        assert sum(r["support"] for r in rows.values()) == len(spans)
+        assert all(0.0 <= r["recall"] <= 1.0 for r in rows.values())
+        assert all(r["leaked_documents"] <= len(test) for r in rows.values())
+    assert report["gold"]["missed_shapes"] is None
+    shapes = report["synthetic"]["missed_shapes"]
+    assert isinstance(shapes, list) and all(r["count"] >= 1 for r in shapes)
+    assert "| label | test spans | gold recall | synthetic recall |" in page
+    written = json.dumps(report, ensure_ascii=False) + page
+    found = [
+        surface
+        for surface, _ in spans
+        if len(surface) >= 4 and re.search(rf"(?<!\w){re.escape(surface)}(?!\w)", written)
+    ]
+    assert found == []
 
 
 def test_bundle_verifies_and_holds_nothing_real(site: tuple[SiteConfig, Path]) -> None:
