@@ -430,6 +430,23 @@ def test_the_console_script_says_what_is_left_before_running(
     assert said.index("left to run") < said.index("split: unchanged, skipped")
 
 
+def test_the_hospitals_label_names_reach_the_annotator_and_the_export(
+    site: tuple[SiteConfig, Path],
+) -> None:
+    """Issue 46: the slice's labels are written in mixed case with hyphens; the exported
+    encoder tags in them and the shipped corpus and site report name nothing else."""
+    config, _ = site
+    (bundle,) = [p for p in (config.work_dir / "outbox").iterdir() if p.is_dir()]
+    scheme = {s.label for d in read_corpus(config.corpus.path).documents for s in d.spans}
+    assert "Nombre-Sujeto-Asistencia" in scheme
+    tags = json.loads((bundle / "encoder" / "config.json").read_text())["id2label"].values()
+    assert {t[2:] for t in tags if t != "O"} == scheme
+    shipped = read_corpus(bundle / "synthetic.jsonl")
+    assert {s.label for d in shipped.documents for s in d.spans} <= scheme
+    report = json.loads((bundle / "site_report.json").read_text())
+    assert set(report["real_diagnostics"]["labels"]) <= scheme
+
+
 def test_the_probe_of_issue_11_cannot_export_the_training_split(
     site: tuple[SiteConfig, Path],
 ) -> None:
@@ -467,20 +484,3 @@ def test_the_probe_of_issue_11_cannot_export_the_training_split(
     (audit_dir / "stage.json").write_text(forged.model_dump_json())
     with pytest.raises(ExportRefusedError, match="'audit_seal'"):
         run_pipeline(config, from_stage="export")
-
-
-def test_the_hospitals_label_names_reach_the_annotator_and_the_export(
-    site: tuple[SiteConfig, Path],
-) -> None:
-    """Issue 46: the slice's labels are written in mixed case with hyphens; the exported
-    encoder tags in them and the shipped corpus and site report name nothing else."""
-    config, _ = site
-    (bundle,) = [p for p in (config.work_dir / "outbox").iterdir() if p.is_dir()]
-    scheme = {s.label for d in read_corpus(config.corpus.path).documents for s in d.spans}
-    assert "Nombre-Sujeto-Asistencia" in scheme
-    tags = json.loads((bundle / "encoder" / "config.json").read_text())["id2label"].values()
-    assert {t[2:] for t in tags if t != "O"} == scheme
-    shipped = read_corpus(bundle / "synthetic.jsonl")
-    assert {s.label for d in shipped.documents for s in d.spans} <= scheme
-    report = json.loads((bundle / "site_report.json").read_text())
-    assert set(report["real_diagnostics"]["labels"]) <= scheme
