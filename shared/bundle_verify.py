@@ -50,9 +50,9 @@ from protocol.export import (
 )
 from protocol.rounds import ExclusionReason
 from shared.bundle_limits import DEFAULT_LIMITS, BundleLimits
-from shared.comparisons import rule_holds
 from shared.errors import VerificationError
 from shared.freshness import reply_is_fresh
+from shared.judge import report_verdict
 from shared.limits import LimitExceeded, check_json_text, parse_json
 from shared.provenance import sha256_bytes
 from shared.safe_models import config_problem
@@ -325,10 +325,11 @@ def _check_audit(
         raise BundleRejected("audit_failed", "the audit report covers another corpus")
     if not report.passed or not report.rules:
         raise BundleRejected("audit_failed", "the audit report says failed or checks no rule")
+    verdict = report_verdict(report.rules)  # judged again on the report's own figures
     broken = [
         r.name
-        for r in report.rules
-        if not r.passed or not rule_holds(r.comparison, r.measured, r.threshold)
+        for r, j in zip(report.rules, verdict.judgements, strict=True)
+        if not r.passed or not j.passed
     ]
     if broken:
         raise BundleRejected(

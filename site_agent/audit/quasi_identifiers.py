@@ -166,6 +166,18 @@ class _QuasiIdentifiers:
         return QuasiIdentifierResult(rare, together, self.side, self.settings)
 
 
-@register_measure("quasi_identifiers")
+QUASI_IDENTIFIER_FIGURES = (
+    "surfaces_searched",
+    "common_surfaces",
+    "rare_surfaces",
+    "min_together",
+    "rare_max_notes",
+    "documents",
+    "documents_rare",
+    "documents_together",
+)
+
+
+@register_measure("quasi_identifiers", QUASI_IDENTIFIER_FIGURES)
 def measure_quasi_identifiers(context: AuditContext, found: NgramsFound) -> _QuasiIdentifiers:
     return _QuasiIdentifiers(context)

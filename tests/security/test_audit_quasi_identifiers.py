@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol import Corpus
+from site_agent.audit.corpus_audit import run_audit
 from site_agent.audit.policy import AuditPolicy, FilterSettings, QuasiIdentifierSettings
 from site_agent.audit.quasi_identifiers import QuasiIdentifierResult
-from site_agent.audit.run import run_audit
 from tests.site_agent.audit.builders import corpus, make_doc, measured, random_corpus
 
 PATIENT = make_doc(

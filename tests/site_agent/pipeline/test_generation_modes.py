@@ -16,10 +16,10 @@ from site_agent.config import SiteConfig, build_site_config
 from site_agent.generate.merge import adds_tokens
 from site_agent.generate.tags import TAG
 from site_agent.pipeline.stage import read_record
+from site_agent.plan.estimate import generation_engine
 from site_agent.privacy.identifying import IdentifyingIndex
 from site_agent.stages.pipeline import folder_of, run_pipeline, stage_artifact
 from site_agent.stages.registry import STAGES
-from site_agent.stages.run_plan import generation_engine
 from tests.meddocan_slice import hospital_case, slice_site
 
 
