@@ -196,8 +196,8 @@ def make_corpora(scale: float, cache: Path) -> tuple[Path, Path]:
 def worker(real_path: Path, synth_path: Path, out: Path, workers: int, chunk: int) -> None:
     """Run in a fresh process: read the real corpus, run the audit (which reads the synthetic
     file a chunk of notes at a time), print timings as JSON."""
+    from site_agent.audit.corpus_audit import run_audit
     from site_agent.audit.policy import AuditPolicy
-    from site_agent.audit.run import run_audit
 
     started = time.perf_counter()
     real = read_corpus(real_path)

@@ -1,7 +1,7 @@
 """The boundary attack on a site's test split, and what the privacy noise costs the report.
 
     python benchmarks/evaluation_privacy.py                  # 200 probes, 20 utility trials
-    python benchmarks/evaluation_privacy.py --probes 400 --trials 50
+    python benchmarks/evaluation_privacy.py --probes 2000 --trials 0 --attack gaussian
 
 A made-up test split of ``--notes`` notes (default 250), each naming one patient once. The
 coordinator's "models" tag a set of words as PER (inference is that rule; everything else is
@@ -26,9 +26,9 @@ TPR - FPR over the probes. Rows:
   + delta`` from the per-model epsilon.
 
 **Utility.** 24 models on the same split under the default policy (fresh ledger each trial):
-12 "good" ones (each tags 90% of the names) and 12 "bad" ones (60%, plus a false tag in 10% of
-notes). Reported: the exact note-averaged token F1 of each kind, the noise sd, and the share
-of (good, bad) pairs the released token F1 puts in the right order.
+8 "good" ones (each tags 90% of the names), 8 "fair" ones (80%) and 8 "bad" ones (60%, plus a
+false tag in 10% of notes). Reported: the exact note-averaged token F1 of each kind, the noise
+sd, and the share of pairs of two kinds that the released token F1 puts in the right order.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
@@ -103,7 +104,10 @@ class Site:
 
     def ask(self, words: list[str]) -> ModelMetrics | None:
         self.count += 1
-        self.scoring.log.run_id = self.count  # one run per model: the per-run cap never binds
+        # one run (and one log file) per model: the per-run cap never binds, and the log's
+        # scan of its own run stays short over thousands of probes
+        self.scoring.log.run_id = self.count
+        self.scoring.log.path = self.root / "logs" / f"{self.count}.jsonl"
         folder = self.root / "models" / f"m{self.count}"
         folder.mkdir(parents=True)
         (folder / "words.json").write_text(json.dumps(sorted(words)), encoding="utf-8")
@@ -158,7 +162,16 @@ def attack(
             answered += 1
         said_present[truth].append(answer is not None and figure(answer) > threshold)
     tpr, fpr = np.mean(said_present[True]), np.mean(said_present[False])
-    return {"calibration": k, "answered": answered, "tpr": tpr, "fpr": fpr, "adv": tpr - fpr}
+    half = len(said_present[True])
+    se = math.sqrt((tpr * (1 - tpr) + fpr * (1 - fpr)) / half)
+    return {
+        "calibration": k,
+        "answered": answered,
+        "tpr": tpr,
+        "fpr": fpr,
+        "adv": tpr - fpr,
+        "ci": 1.96 * se,
+    }
 
 
 def gaussian_for(probes: int) -> EvaluationPolicy:
@@ -179,34 +192,40 @@ def one_model_bounds(policy: EvaluationPolicy) -> tuple[float, float, float]:
     return eps, tight, loose
 
 
-def utility(root: Path, n_notes: int, trials: int) -> dict[str, float]:
+KINDS = (("good", 0.9, 0.0), ("fair", 0.8, 0.0), ("bad", 0.6, 0.1))
+"""(kind, share of the names it tags, share of notes where it tags a number too)."""
+
+
+def utility(root: Path, n_notes: int, trials: int) -> dict[str, Any]:
+    """24 models a trial (8 of each kind) under the default policy; how often the released
+    token F1 orders two models of different kinds as their exact figures do."""
     gold, names = split(n_notes)
     rng = np.random.default_rng(1)
-    right, pairs, exact = 0, 0, {"good": [], "bad": []}
-    sd = EvaluationPolicy().noise_sd(n_notes)
+    exact: dict[str, list[float]] = {kind: [] for kind, _, _ in KINDS}
+    ordered: dict[tuple[str, str], list[bool]] = {}
     for trial in range(trials):
         site = Site(root / f"trial{trial}", gold, EvaluationPolicy())
-        scores: dict[str, list[float]] = {"good": [], "bad": []}
-        for kind, share, false_tags in (("good", 0.9, 0.0), ("bad", 0.6, 0.1)):
-            for _ in range(12):
+        released: dict[str, list[float]] = {kind: [] for kind, _, _ in KINDS}
+        for kind, share, false_tags in KINDS:
+            for _ in range(8):
                 words = list(rng.choice(names, int(share * n_notes), replace=False))
                 words += [f"{i}" for i in rng.choice(n_notes, int(false_tags * n_notes))]
                 answer = site.ask(words)
                 assert answer is not None, "the default budget must answer 24 models"
-                scores[kind].append(answer.token_f1.value)
-                if trial == 0:
-                    predicted = tag_words(site.root / "models" / f"m{site.count}", gold)
-                    exact[kind].append(note_averaged(gold, predicted)["token_f1"])
-        for good in scores["good"]:
-            for bad in scores["bad"]:
-                right += good > bad
-                pairs += 1
+                released[kind].append(answer.token_f1.value)
+                predicted = tag_words(site.root / "models" / f"m{site.count}", gold)
+                exact[kind].append(note_averaged(gold, predicted)["token_f1"])
+        for (better, *_), (worse, *_) in (
+            (KINDS[0], KINDS[1]),
+            (KINDS[1], KINDS[2]),
+            (KINDS[0], KINDS[2]),
+        ):
+            pairs = [b > w for b in released[better] for w in released[worse]]
+            ordered.setdefault((better, worse), []).extend(pairs)
     return {
-        "good": float(np.mean(exact["good"])),
-        "bad": float(np.mean(exact["bad"])),
-        "sd": sd,
-        "ordered": right / pairs,
-        "pairs": pairs,
+        "exact": {kind: float(np.mean(values)) for kind, values in exact.items()},
+        "sd": EvaluationPolicy().noise_sd(n_notes),
+        "ordered": {pair: (float(np.mean(v)), len(v)) for pair, v in ordered.items()},
     }
 
 
@@ -214,7 +233,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=250)
     parser.add_argument("--probes", type=int, default=200)
-    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--trials", type=int, default=20, help="utility trials (0: none)")
+    parser.add_argument(
+        "--attack", nargs="*", default=["none", "gaussian"], help="attack rows: none gaussian"
+    )
     args = parser.parse_args()
     print(f"CPU: {cpu_features().summary()}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -224,8 +246,12 @@ def main() -> None:
             ("none (grid 0.1)", old, lambda m: m.label_recall.get("PER", 0.0), None),
             ("gaussian (default)", gaussian_for(args.probes), lambda m: m.token_f1.value, 1),
         ]
+        rows = [row for row in rows if row[0].split()[0] in args.attack]
         print(f"\nboundary attack: {args.probes} probes on a {args.notes}-note split")
-        print("| policy | calibration k | answered | TPR | FPR | advantage | allowed (one model) |")
+        print(
+            "| policy | calibration k | answered | TPR | FPR | advantage (95% CI) "
+            "| allowed (one model) |"
+        )
         print("|---|---|---|---|---|---|---|")
         for i, (name, policy, figure, bounded) in enumerate(rows):
             found = attack(root / f"attack{i}", policy, figure, args.probes, args.notes, seed=i)
@@ -236,16 +262,20 @@ def main() -> None:
                 allowed = "no guarantee"
             print(
                 f"| {name} | {found['calibration']} | {found['answered']} | "
-                f"{found['tpr']:.3f} | {found['fpr']:.3f} | {found['adv']:.3f} | {allowed} |"
+                f"{found['tpr']:.3f} | {found['fpr']:.3f} | "
+                f"{found['adv']:.3f} ± {found['ci']:.3f} | {allowed} |"
             )
+        if not args.trials:
+            return
         found = utility(root / "utility", args.notes, args.trials)
         print(f"\nutility: 24 models x {args.trials} trials on a {args.notes}-note split")
-        print("| exact token F1, good | exact token F1, bad | noise sd | pairs in order |")
+        exact = ", ".join(f"{kind} {value:.3f}" for kind, value in found["exact"].items())
+        print(f"exact note-averaged token F1: {exact}; noise sd {found['sd']:.4f}")
+        print("| better | worse | exact gap | pairs in the right order |")
         print("|---|---|---|---|")
-        print(
-            f"| {found['good']:.3f} | {found['bad']:.3f} | {found['sd']:.4f} | "
-            f"{found['ordered']:.4f} of {found['pairs']} |"
-        )
+        for (better, worse), (share, n) in found["ordered"].items():
+            gap = found["exact"][better] - found["exact"][worse]
+            print(f"| {better} | {worse} | {gap:.3f} | {share:.4f} of {n} |")
 
 
 if __name__ == "__main__":

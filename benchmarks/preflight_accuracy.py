@@ -28,8 +28,9 @@ from rich.table import Table
 
 from site_agent.pipeline.running import RUNNING_FILE
 from site_agent.pipeline.stage import StageRecord, read_record
+from site_agent.plan.artifact import read_plan
+from site_agent.plan.estimate import RunPlan
 from site_agent.stages.pipeline import folder_of
-from site_agent.stages.run_plan import RunPlan, read_plan
 
 BAR = 0.30
 """Issue 29: each stage's estimate within 30% of its measured wall time."""

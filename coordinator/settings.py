@@ -67,12 +67,17 @@ class FederationSettings(BaseModel):
     # how the updates are combined (coordinator/aggregate/aggregators.py; checked when the
     # run starts): weighted-mean, median or trimmed-mean
     fedavg_aggregator: str = "weighted-mean"
+    # collect: two sites' corpora sharing at least this share of their documents (MinHash
+    # estimate of the Jaccard similarity) are flagged in the report (coordinator/collect/
+    # duplicates.py); the same documents exclude the later bundle
+    near_duplicate_share: float = Field(default=0.5, gt=0, le=1)
     max_manifest_bytes: int = _cap("max_manifest_bytes")
     max_json_bytes: int = _cap("max_json_bytes")
     max_tokenizer_bytes: int = _cap("max_tokenizer_bytes")
     max_json_depth: int = _cap("max_json_depth")
     max_json_members: int = _cap("max_json_members")
     max_documents: int = _cap("max_documents")
+    max_labels: int = _cap("max_labels")
     max_document_chars: int = _cap("max_document_chars")
     max_corpus_bytes: int = _cap("max_corpus_bytes")
     max_files: int = _cap("max_files")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import operator
+import unicodedata
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from protocol.base import SCHEMA_VERSION, ProtocolModel
 from protocol.checks import duplicate_id_problems, span_problems
@@ -41,6 +43,39 @@ def utf8_text(value: str, what: str) -> str:
     return value
 
 
+MAX_LABEL_CHARS = 64
+# control, format (invisible, bidi overrides), surrogate, line and paragraph separators
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+@lru_cache(maxsize=4096)
+def label_name(label: str) -> str:
+    """``label`` once it is a label name that is data, not layout: at most
+    ``MAX_LABEL_CHARS`` characters, valid UTF-8, and no control or format character (line
+    breaks, escapes, invisible and bidi-override characters) and no line or paragraph
+    separator (``REFUSED_CATEGORIES``). Any letters and digits of any
+    script, ``_ - .``, spaces and other punctuation pass (reports and model cards escape them);
+    what could forge a row, a heading or an invisible difference does not."""
+    utf8_text(label, "the label")
+    if len(label) > MAX_LABEL_CHARS:
+        raise ValueError(
+            f"label {label[:20]!r}... is {len(label)} characters, over {MAX_LABEL_CHARS}; fix: "
+            "use a shorter label name (or map it with a label mapping)"
+        )
+    for position, char in enumerate(label):
+        category = unicodedata.category(char)
+        if category in REFUSED_CATEGORIES:
+            raise ValueError(
+                f"label {label!r} holds U+{ord(char):04X} ({category}) at character {position}, "
+                "a control or invisible character; allowed: letters and digits of any script, "
+                "spaces and punctuation; fix: rename the label in the corpus"
+            )
+    return label
+
+
+LabelName = Annotated[str, AfterValidator(label_name)]
+
+
 class Span(ProtocolModel):
     """A labelled character range ``text[start:end]`` (end exclusive).
 
@@ -50,12 +85,7 @@ class Span(ProtocolModel):
 
     start: Offset
     end: Offset
-    label: str
-
-    @field_validator("label")
-    @classmethod
-    def _label_text(cls, label: str) -> str:
-        return utf8_text(label, "the label")
+    label: LabelName
 
 
 class Document(ProtocolModel):
@@ -106,7 +136,7 @@ class Corpus(ProtocolModel):
 
     schema_version: str = SCHEMA_VERSION
     documents: tuple[Document, ...]
-    labels: tuple[str, ...] = ()
+    labels: tuple[LabelName, ...] = ()
     provenance: Provenance = Field(default_factory=Provenance)
 
     @model_validator(mode="before")

@@ -70,6 +70,27 @@ class LeakageMetrics(ProtocolModel):
     label_agnostic_missed_spans: int = Field(ge=0)
 
 
+class LabelRecall(ProtocolModel):
+    """How one label's gold spans fared: recall and leaked documents under the overlap
+    matching that document leakage uses (a gold span left unmatched is a miss)."""
+
+    support: int = Field(ge=0, description="gold spans of the label")
+    recall: float = Field(description="matched gold spans / support (0.0 without support)")
+    leaked_documents: int = Field(ge=0, description="documents with a missed span of the label")
+
+
+class MissedShape(ProtocolModel):
+    """Test identifiers of one label and one surface shape that one annotator misses and
+    another catches, with their count. Shapes only, never surfaces (shared/metrics/shapes.py)."""
+
+    label: str
+    shape: str = Field(description="letters as X/x runs, digits as d (runs over 4: dddd+)")
+    casing: str = Field(description="upper, lower, title, mixed, uncased or none")
+    length: str = Field(description="bucket of the surface's character count")
+    position: str = Field(description="header, salutation, signature or body")
+    count: int = Field(ge=1)
+
+
 class ConfidenceInterval(ProtocolModel):
     """A percentile bootstrap interval over documents around the full-corpus estimate.
 

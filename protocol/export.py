@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from protocol.base import SCHEMA_VERSION, ProtocolModel
+from protocol.corpus import LabelName
 
 ArtifactKind = Literal["synthetic_corpus", "encoder_weights", "audit_report", "site_report"]
 
@@ -133,7 +134,7 @@ class ExportManifest(ProtocolModel):
     tool_version: str
     config_digest: str
     base_models: dict[str, str] = Field(default_factory=dict)
-    labels: tuple[str, ...] = ()
+    labels: tuple[LabelName, ...] = ()
     n_documents: int = Field(default=0, ge=0)
     artifacts: tuple[ArtifactEntry, ...] = Field(max_length=MAX_ARTIFACTS)
     audit: AuditRecord

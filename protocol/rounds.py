@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import Field
 
 from protocol.base import SCHEMA_VERSION, ProtocolModel
-from protocol.corpus import LabelMapping
+from protocol.corpus import LabelMapping, LabelName
 from protocol.export import SITE_ID_PATTERN, ExportManifest, QualityOverride, ReleaseApproval
 
 PHASES = ("roll_call", "collect", "aggregate", "cross_site", "report")
@@ -98,7 +98,7 @@ class RollCallReply(ProtocolModel):
     """A site's answer to the roll call (its id as everywhere: ``SITE_ID_PATTERN``)."""
 
     site_id: str = Field(pattern=SITE_ID_PATTERN)
-    labels: tuple[str, ...]
+    labels: tuple[LabelName, ...]
     manifest: ExportManifest | None
     test_split: TestSplitSize
     has_baseline: bool
@@ -158,7 +158,7 @@ class FedAvgInstruction(ProtocolModel):
     """
 
     round: int = Field(ge=1)
-    labels: tuple[str, ...]
+    labels: tuple[LabelName, ...]
     mapping: LabelMapping | None = None
     local_epochs: int = Field(ge=1)
     learning_rate: float = Field(gt=0)
@@ -181,7 +181,7 @@ class CrossSiteInstruction(ProtocolModel):
 
     models: tuple[str, ...]
     mapped_models: tuple[str, ...] = ()
-    labels: tuple[str, ...]
+    labels: tuple[LabelName, ...]
     mapping: LabelMapping | None = None
     bootstrap: int = Field(ge=0)
     seed: int
@@ -218,7 +218,7 @@ class AcceptedBundle(ProtocolModel):
     signer_key_id: str
     artifacts: dict[str, str]
     n_documents: int
-    labels: tuple[str, ...]
+    labels: tuple[LabelName, ...]
     audit_passed: bool
     audit_rules_failed: tuple[str, ...] = ()
     quality_override: QualityOverride | None = None  # a degenerate corpus the site sent anyway
@@ -276,7 +276,7 @@ class SiteSummary(ProtocolModel):
     """What the report says about one site: its roll-call facts and audit verdict."""
 
     site_id: str
-    labels: tuple[str, ...]
+    labels: tuple[LabelName, ...]
     test_split: TestSplitSize
     bundle_sha256: str | None = None
     audit_passed: bool | None = None
@@ -299,6 +299,16 @@ class ReportProvenance(ProtocolModel):
     finished_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
+class CorpusOverlap(ProtocolModel):
+    """Two sites' synthetic corpora that share documents: the MinHash estimate of the Jaccard
+    similarity of their (normalised) document sets; ``exact`` when the sets are equal."""
+
+    site_id: str
+    other_site_id: str
+    similarity: float = Field(ge=0, le=1)
+    exact: bool = False
+
+
 class FederationReport(ProtocolModel):
     """``report.json``: the whole outcome of one federation run."""
 
@@ -309,10 +319,11 @@ class FederationReport(ProtocolModel):
     matrix: tuple[CrossSiteCell, ...]
     baselines: tuple[CrossSiteCell, ...]
     exclusions: tuple[Exclusion, ...]
-    labels: tuple[str, ...]
+    labels: tuple[LabelName, ...]
     provenance: ReportProvenance
     mode: Literal["federate", "evaluate"] = "federate"
     fedavg_rounds: tuple[FedAvgRound, ...] = ()
+    corpus_overlaps: tuple[CorpusOverlap, ...] = ()  # copied or near-duplicate corpora
 
     def cell(self, model: str, site_id: str) -> CrossSiteCell | None:
         for cell in self.matrix:

@@ -35,6 +35,12 @@ class BundleLimits(ProtocolModel):
         1_000_000, ge=1, description="array items and object members of one JSON document"
     )
     max_documents: int = Field(100_000, ge=1, description="documents in the synthetic corpus")
+    max_labels: int = Field(
+        256,
+        ge=1,
+        description="labels in the synthetic corpus (a site's evaluation policy refuses more "
+        "in one instruction by default, so one bundle over it would deny every site)",
+    )
     max_document_chars: int = Field(200_000, ge=1, description="characters of one document")
     max_corpus_bytes: int = Field(512 * MIB, ge=1, description="the synthetic corpus file")
     max_files: int = Field(MAX_ARTIFACTS, ge=1, description="files in one bundle")

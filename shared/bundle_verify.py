@@ -16,13 +16,15 @@ named reason (``protocol.rounds.ExclusionReason``):
 4. every listed artifact is present with its size and SHA-256, and nothing else is present;
 5. the artifacts are what a bundle may hold: one synthetic corpus, one audit report, at most
    one site report, encoder files only under ``encoder/`` and only in safe formats (and its
-   model card ``encoder/README.md``); the weights are safetensors by the format
+   model card ``encoder/README.md``, UTF-8 text within the caps, never copied by the
+   coordinator, which writes its own card); the weights are safetensors by the format
    (``shared.safetensors_check``: consistent offsets, finite values) and the configs name no
    code and a known model type (``shared.safe_models``);
 6. the audit record and the audit report agree, passed, and cover exactly this corpus, and the
    report's verdict follows from its own rules;
-7. the corpus parses line by line within the caps, is not empty and has as many documents
-   as the manifest says;
+7. the corpus parses line by line within the caps (its label count too: one bundle with more
+   labels than a site's policy accepts in an instruction would deny every site), is not empty
+   and has as many documents as the manifest says;
 8. provenance agrees: the encoder and site report name the audited corpus, audit record and
    report name the same real text, and the audit's kept/dropped counts add up to the corpus;
 9. a release approval, when the manifest carries one, names exactly these files
@@ -48,9 +50,9 @@ from protocol.export import (
 )
 from protocol.rounds import ExclusionReason
 from shared.bundle_limits import DEFAULT_LIMITS, BundleLimits
-from shared.comparisons import rule_holds
 from shared.errors import VerificationError
 from shared.freshness import reply_is_fresh
+from shared.judge import report_verdict
 from shared.limits import LimitExceeded, check_json_text, parse_json
 from shared.provenance import sha256_bytes
 from shared.safe_models import config_problem
@@ -120,7 +122,11 @@ def parse_corpus_bytes(data: bytes, limits: BundleLimits = DEFAULT_LIMITS) -> Co
             raise LimitExceeded(f"corpus line {number}", f"{limits.max_document_chars} characters",
                                 f"{len(document.text)} characters")  # fmt: skip
         documents.append(document)
-    return Corpus(documents=tuple(documents))
+    corpus = Corpus(documents=tuple(documents))
+    if len(corpus.labels) > limits.max_labels:
+        raise LimitExceeded("the synthetic corpus", f"{limits.max_labels} labels",
+                            f"{len(corpus.labels)} labels")  # fmt: skip
+    return corpus
 
 
 def parse_manifest(data: bytes, limits: BundleLimits = DEFAULT_LIMITS) -> ExportManifest:
@@ -267,12 +273,26 @@ def _check_encoder(
                     "config.json", "tokenizer_config.json") else None  # fmt: skip
                 if problem:
                     raise BundleRejected("unsafe_model", f"{entry.name}: {problem}")
+            elif entry.name == ENCODER_CARD:
+                _check_card_text(data, limits)
         except UnsafeWeights as exc:
             raise BundleRejected("unsafe_model", f"{entry.name}: {exc}") from exc
         except LimitExceeded as exc:
             raise BundleRejected("over_limit", str(exc)) from exc
         except ValueError as exc:
             raise BundleRejected("malformed_bundle", f"{entry.name} is not JSON") from exc
+
+
+def _check_card_text(data: bytes, limits: BundleLimits) -> None:
+    """The sender's model card is only ever shown as text: UTF-8 within the JSON cap. Its
+    content is not trusted; the receiver writes the card of the model it builds from these
+    files (``coordinator/report/model_cards.py``) and never copies this one."""
+    if len(data) > limits.max_json_bytes:
+        raise LimitExceeded(ENCODER_CARD, f"{limits.max_json_bytes} bytes", f"{len(data)} bytes")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BundleRejected("malformed_bundle", f"{ENCODER_CARD} is not UTF-8 text") from exc
 
 
 def _one(manifest: ExportManifest, kind: ArtifactKind) -> ArtifactEntry:
@@ -305,10 +325,11 @@ def _check_audit(
         raise BundleRejected("audit_failed", "the audit report covers another corpus")
     if not report.passed or not report.rules:
         raise BundleRejected("audit_failed", "the audit report says failed or checks no rule")
+    verdict = report_verdict(report.rules)  # judged again on the report's own figures
     broken = [
         r.name
-        for r in report.rules
-        if not r.passed or not rule_holds(r.comparison, r.measured, r.threshold)
+        for r, j in zip(report.rules, verdict.judgements, strict=True)
+        if not r.passed or not j.passed
     ]
     if broken:
         raise BundleRejected(

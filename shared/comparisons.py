@@ -14,10 +14,3 @@ COMPARISONS: dict[str, Callable[[float, float], bool]] = {
     ">": operator.gt,
     "==": lambda a, b: math.isclose(a, b, rel_tol=0.0, abs_tol=1e-12),
 }
-
-
-def rule_holds(comparison: str, measured: float | None, threshold: float) -> bool:
-    """True when ``measured`` is a finite number that satisfies the comparison."""
-    if measured is None or not math.isfinite(measured):
-        return False
-    return COMPARISONS[comparison](measured, threshold)

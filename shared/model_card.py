@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shared.atomic import atomic_write_text
+from shared.markdown import CONTROL, markdown_cell
 
 MODEL_CARD = "README.md"
 PIPELINE_TAG = "token-classification"
@@ -33,7 +34,7 @@ class AuditFigure:
 
     rule: str
     measured: float | None
-    comparison: str
+    comparison: str  # a protocol Comparison ("<=", ">=", ...), validated where it was read
     threshold: float
     passed: bool
 
@@ -142,14 +143,14 @@ def _training_lines(card: ModelCard) -> list[str]:
     ]
     verdicts = {True: "passed", False: "FAILED", None: "not reported"}
     for s in card.training:
-        mode = s.mode or "not reported"
-        lines.append(f"| {s.site_id} | {mode} | {s.n_documents} | {verdicts[s.audit_passed]} |")
+        site, mode = markdown_cell(s.site_id), markdown_cell(s.mode or "not reported")
+        lines.append(f"| {site} | {mode} | {s.n_documents} | {verdicts[s.audit_passed]} |")
     for s in (s for s in card.training if s.figures):
-        lines += ["", f"Privacy figures of the audit at {s.site_id}:", ""]
+        lines += ["", f"Privacy figures of the audit at {markdown_cell(s.site_id)}:", ""]
         lines += ["| rule | measured | must be | passed |", "|---|---|---|---|"]
         lines += [
-            f"| {f.rule} | {_number(f.measured)} | {f.comparison} {f.threshold:g} | "
-            f"{'yes' if f.passed else 'no'} |"
+            f"| {markdown_cell(f.rule)} | {_number(f.measured)} | "
+            f"{f.comparison} {f.threshold:g} | {'yes' if f.passed else 'no'} |"
             for f in s.figures
         ]
     return lines
@@ -162,7 +163,8 @@ def _evaluation_lines(card: ModelCard) -> list[str]:
     for f in card.evaluation:
         ci = "-" if f.low is None or f.high is None else f"[{f.low:.4f}, {f.high:.4f}]"
         docs = "-" if f.n_documents is None else str(f.n_documents)
-        lines.append(f"| {f.split} | {docs} | {f.metric} | {f.value:.4f} | {ci} |")
+        split, metric = markdown_cell(f.split), markdown_cell(f.metric)
+        lines.append(f"| {split} | {docs} | {metric} | {f.value:.4f} | {ci} |")
     return lines
 
 
@@ -180,7 +182,9 @@ LIMITS = (
 
 
 def code_span(text: str) -> str:
-    """``text`` as one Markdown code span, whatever backticks it holds (a label is data)."""
+    """``text`` as one Markdown code span, whatever backticks it holds (a label is data), on
+    one line (a line break would end the span and start a forged row or heading)."""
+    text = CONTROL.sub(" ", text)
     runs = [len(run) for run in re.findall(r"`+", text)]
     fence = "`" * (max(runs, default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -218,7 +222,7 @@ def render_model_card(card: ModelCard) -> str:
         "",
         "| item | value |",
         "|---|---|",
-        *[f"| {item} | {value} |" for item, value in card.provenance],
+        *[f"| {markdown_cell(item)} | {markdown_cell(value)} |" for item, value in card.provenance],
         "",
         "## How to load",
         "",

@@ -97,7 +97,7 @@ def repeats(
     synthetic-only and augmentation, scored on its test split (resumes where it stopped)."""
     from shared.progress import new_progress
     from site_agent.config import load_site_config
-    from site_agent.stages.run_plan import training_hours
+    from site_agent.plan.estimate import training_hours
     from studies.final_encoder import (
         REGIMES,
         SITE_RUN,

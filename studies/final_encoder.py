@@ -152,7 +152,7 @@ def _train_and_score(
 
     from shared.metrics import evaluate
     from site_agent.annotator.encoder import annotate_corpus
-    from site_agent.stages.train_synthetic import without_spans
+    from site_agent.train_synthetic.sets import without_spans
 
     model = trainer(train, validation, settings, folder / "model")
     report: EvaluationReport = evaluate(test, annotate_corpus(model, without_spans(test), progress))
@@ -183,7 +183,7 @@ def _real_only(sets: _Sets, seed: int) -> tuple[Corpus, Corpus, int, int]:
 
 def _synthetic_only(sets: _Sets, seed: int) -> tuple[Corpus, Corpus, int, int]:
     """The train-synthetic stage's sets."""
-    from site_agent.stages.train_synthetic import synthetic_train_validation
+    from site_agent.train_synthetic.sets import synthetic_train_validation
 
     train, validation = synthetic_train_validation(sets.synthetic, seed)
     return train, validation, 0, len(sets.synthetic)

@@ -179,7 +179,7 @@ def price_sites(configs: list[Path]) -> list[str]:
     """Each site's pre-flight on this machine and what is left of it in its work dir, then
     the sum: the pipelines share the cores, so their hours add up whatever ``--jobs`` is."""
     from site_agent.config import load_site_config
-    from site_agent.stages.pipeline import left_to_run
+    from site_agent.stages.left_to_run import left_to_run
     from site_agent.stages.preflight import run_preflight
 
     lines, total = [], 0.0

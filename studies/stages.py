@@ -172,7 +172,7 @@ def evaluate_model(
     intervals (seeded by the run)."""
     from shared.metrics import BootstrapSettings, evaluate
     from site_agent.annotator.encoder import annotate_corpus
-    from site_agent.stages.train_synthetic import without_spans
+    from site_agent.train_synthetic.sets import without_spans
 
     n = knobs.bootstrap_resamples
     bootstrap = BootstrapSettings(n_resamples=n, seed=knobs.seed) if n else None

@@ -22,6 +22,7 @@ from shared.provenance import config_digest
 from site_agent.config import SiteConfig
 from site_agent.pipeline.runner import StageRun, can_skip, run_stages, stage_folder
 from site_agent.pipeline.stage import Stage, StageRecord, read_record
+from site_agent.stages.pipeline import write_run_plan
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,9 @@ def run_stages_in_store(
     on_stage: Callable[[StoredStage], None] | None = None,
 ) -> tuple[dict[str, StageRecord], list[StoredStage]]:
     """Run ``stages`` in order for one run (work dir ``config.work_dir``), through ``store``,
-    with the site pipeline's own skip/run loop."""
+    with the site pipeline's own skip/run loop, after writing the run's plan (``run-plan.json``
+    in the run's work dir) once, as a site pipeline does."""
+    write_run_plan(config, stages)
     placement = StorePlacement(store, config.work_dir)
     done: list[StoredStage] = []
 

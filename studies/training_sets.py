@@ -164,7 +164,7 @@ def train_and_validation(
     into its own validation share (nothing real may shape a synthetic-only model), any other
     set validates on the real validation split."""
     if built.n_real == 0:
-        from site_agent.stages.train_synthetic import synthetic_train_validation
+        from site_agent.train_synthetic.sets import synthetic_train_validation
 
         return synthetic_train_validation(built.corpus, seed)
     return built.corpus, real_validation

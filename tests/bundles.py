@@ -22,8 +22,8 @@ from shared.corpus_io import write_corpus
 from shared.provenance import sha256_file
 from shared.signing import generate_signing_key, key_id, load_private_key, sign
 from shared.transport import safetensors_bytes_to_record
+from site_agent.audit.corpus_audit import AUDITED_CORPUS, run_audit
 from site_agent.audit.policy import AuditPolicy
-from site_agent.audit.run import AUDITED_CORPUS, run_audit
 from site_agent.export.bundle import TRAINED_ON_KEY, BundleRequest, build_bundle, write_trained_on
 from site_agent.export.gate import AuditBinding
 from tests.site_agent.audit.builders import random_corpus

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,33 @@ from tests.tiny_models import tiny_causal_lm, tiny_encoder
 AUTO_DEVICE = os.environ.get("DEID_SYNTH_TEST_DEVICE") == "auto"
 
 
+def hospital_case(label: str) -> str:
+    """A MEDDOCAN label as another hospital's annotators might write it (issue 46: labels are
+    data): ``NOMBRE_SUJETO_ASISTENCIA`` -> ``Nombre-Sujeto-Asistencia``."""
+    return "-".join(word.capitalize() for word in label.split("_"))
+
+
+def _relabelled(line: str, relabel: Callable[[str], str]) -> str:
+    note = json.loads(line)
+    for span in note["spans"]:
+        span["label"] = relabel(span["label"])
+    return json.dumps(note, ensure_ascii=False)
+
+
 def slice_site(
-    root: Path, meddocan_dir: Path, site_id: str, **tables: Any
+    root: Path,
+    meddocan_dir: Path,
+    site_id: str,
+    relabel: Callable[[str], str] | None = None,
+    **tables: Any,
 ) -> tuple[dict[str, Any], Path]:
     """(site config as a dict, the signing key's public half); ``tables`` merge over the base
-    (one annotator epoch, LoRA at 2 x 64 on the CPU, canaries off unless asked for)."""
+    (one annotator epoch, LoRA at 2 x 64 on the CPU, canaries off unless asked for);
+    ``relabel`` rewrites every label of the slice (``hospital_case``)."""
     rows = (meddocan_dir / "train.jsonl").read_text(encoding="utf-8").splitlines()
     lines = sorted(rows, key=lambda line: len(json.loads(line)["text"]))[:30]  # the shortest
+    if relabel is not None:
+        lines = [_relabelled(line, relabel) for line in lines]
     corpus = root / "slice.jsonl"
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     texts = [json.loads(line)["text"] for line in lines]

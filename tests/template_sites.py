@@ -116,18 +116,21 @@ def demo_audit(corpus_path: Path, out: Path, real_path: Path) -> AuditBinding:
     audit stage measures; the demo's template notes are drawn from a separate random stream
     than its test notes."""
     from shared.corpus_io import read_corpus
+    from site_agent.audit.corpus_audit import audit_settings_digest
     from site_agent.audit.policy import AuditPolicy, FilterSettings, PolicyRule
-    from site_agent.audit.run import audit_settings_digest
     from site_agent.export.gate import AuditBinding
     from site_agent.privacy.digest import corpus_sha256
 
-    rule = PolicyRule(name="demo_ngram_recall", metric="demo.ngram_recall", threshold=0.1)
+    rule = PolicyRule(name="demo_ngram_recall", metric="ngram_recall.words.3.recall", threshold=0.1)
     policy = AuditPolicy(
         name="demo", measures=(), filters=FilterSettings(enabled=()), rules=(rule,)
     )
     synthetic = read_corpus(corpus_path, "jsonl")
     n = len(synthetic)
-    figures = {"demo": {"ngram_recall": 0.0}, "corpus": {"input_documents": n, "kept_documents": n}}
+    figures = {  # a figure the ngram_recall measure declares (a rule may name no other)
+        "ngram_recall": {"words": {"3": {"recall": 0.0}}},
+        "corpus": {"input_documents": n, "kept_documents": n},
+    }
     report = AuditReport(
         tool_version=tool_version(),
         config_digest=audit_settings_digest(policy, None, (), None),

@@ -107,7 +107,7 @@ def synthetic_corpus(mode_name: str, train: Corpus, labels: list[str]) -> Corpus
     )
     scheme = frozenset(labels)
     check = check_phi_rate(
-        mode_name, real_rate(train), generated.documents, [""] * len(rendered), scheme, 0.2, 5.0
+        mode, real_rate(train), generated.documents, [""] * len(rendered), scheme, 0.2, 5.0
     )
     if mode.spans == "generator":
         assert check is not None and check.passed

@@ -225,7 +225,7 @@ def test_importing_the_site_config_loads_no_ml_library_and_no_audit_engine() -> 
     from tests.conftest import loaded_after
 
     heavy = ("torch", "transformers", "peft", "numpy", "scipy", "pandas", "faker", "ahocorasick")
-    engines = ("site_agent.privacy.", "site_agent.audit.run", "site_agent.audit.context")
+    engines = ("site_agent.privacy.", "site_agent.audit.corpus_audit", "site_agent.audit.context")
     gate = ("site_agent.export.gate", "datasets", "flwr")
     assert loaded_after("import site_agent.config", heavy + gate, engines) == []
 

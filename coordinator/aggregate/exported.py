@@ -8,7 +8,7 @@ from pathlib import Path
 from coordinator.aggregate.built_model import BuiltModel
 from coordinator.verified_bundle import VerifiedBundle
 from protocol.rounds import TrainedModel
-from shared.bundle_verify import ENCODER_PREFIX
+from shared.bundle_verify import ENCODER_CARD, ENCODER_PREFIX
 from shared.contained import contained_path, write_contained
 from shared.safe_models import check_model_source
 from shared.transport import record_to_safetensors_bytes
@@ -21,7 +21,9 @@ def exported_encoders(
 ) -> list[BuiltModel]:
     """Each site's exported synthetic-trained encoder (``encoder/`` files), as a model folder.
 
-    These tag in the site's own labels; cross-site evaluation maps their predictions. A folder
+    These tag in the site's own labels; cross-site evaluation maps their predictions. The
+    site's ``encoder/README.md`` is not copied: the coordinator writes the card of every model
+    it built from its own records (``coordinator/report/model_cards.py``). A folder
     that cannot be written, or that ``shared.safe_models`` refuses, is left out and passed to
     ``on_failure`` (without it, the error propagates).
     """
@@ -45,7 +47,7 @@ def _exported(site: str, bundle: VerifiedBundle, out_root: Path) -> BuiltModel |
         return None
     model_dir = contained_path(out_root, f"export-{site}")
     for name, data in bundle.files.items():
-        if name.startswith(ENCODER_PREFIX):
+        if name.startswith(ENCODER_PREFIX) and name != ENCODER_CARD:  # the card is ours to write
             write_contained(model_dir, name.removeprefix(ENCODER_PREFIX), data)
     for name, (record, header) in weights.items():
         data = record_to_safetensors_bytes(record, header)

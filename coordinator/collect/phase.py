@@ -2,9 +2,9 @@
 
 The collect instruction carries a fresh nonce; a site signs it with its bundle, so that a
 reply recorded in another run is refused. Each reply is read as untrusted input: whatever it
-raises excludes that site with a named reason and the phase goes on. Two sites that send the
-same synthetic corpus are both excluded (``duplicate_corpus``): the coordinator cannot tell
-which of them made it.
+raises excludes that site with a named reason and the phase goes on. Copied corpora are found
+last (``coordinator/collect/duplicates.py``): a copy of another site's documents excludes the
+later bundle (``duplicate_corpus``), and near-duplicates are flagged in the report.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import logging
 from flwr.app import RecordDict
 from flwr.serverapp import Grid
 
+from coordinator.collect.duplicates import exclude_copied_corpora
 from coordinator.collect.verify import BundleRejected, ReceivedBundle, verify_received_bundle
 from coordinator.messaging import exchange
 from coordinator.replies import refusal
@@ -81,23 +82,4 @@ def collect(grid: Grid, state: RunState) -> None:
             verified.accepted.n_documents,
             verified.accepted.manifest_sha256[:12],
         )
-    exclude_duplicate_corpora(state)
-
-
-def exclude_duplicate_corpora(state: RunState) -> None:
-    """Sites whose accepted bundles hold the same synthetic corpus are all excluded."""
-    by_corpus: dict[str, list[str]] = {}
-    for site, bundle in sorted(state.bundles.items()):
-        by_corpus.setdefault(bundle.manifest.audit.corpus_sha256, []).append(site)
-    for corpus, sites in by_corpus.items():
-        if len(sites) < 2:
-            continue
-        for site in sites:
-            others = ", ".join(s for s in sites if s != site)
-            del state.bundles[site]
-            state.exclude(
-                site,
-                "collect",
-                "duplicate_corpus",
-                f"synthetic corpus {corpus[:12]} was also sent by {others}",
-            )
+    exclude_copied_corpora(state)

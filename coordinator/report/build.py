@@ -85,6 +85,7 @@ def build_report(
         labels=labels,
         mode="evaluate" if state.settings.evaluate_models else "federate",
         fedavg_rounds=tuple(state.fedavg_rounds),
+        corpus_overlaps=tuple(state.corpus_overlaps),
         provenance=ReportProvenance(
             tool_version=tool_version(),
             versions=library_versions(),

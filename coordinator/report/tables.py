@@ -214,3 +214,15 @@ def fedavg_round_rows(report: FederationReport) -> list[list[str]]:
     if not report.fedavg_rounds:
         rows.append(["-", "no FedAvg round ran", "", "", "", "", ""])
     return rows
+
+
+def overlap_rows(report: FederationReport) -> list[list[str]]:
+    """Pairs of sites whose synthetic corpora share documents (copies and near-duplicates)."""
+    rows = [["site", "other site", "shared documents (MinHash Jaccard)", "copy"]]
+    rows += [
+        [o.site_id, o.other_site_id, f"{o.similarity:.2f}", "yes" if o.exact else "no"]
+        for o in report.corpus_overlaps
+    ]
+    if not report.corpus_overlaps:
+        rows.append(["-", "no two corpora share half their documents", "", ""])
+    return rows

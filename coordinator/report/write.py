@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import base64
 import html
-import re
 from pathlib import Path
 
 from coordinator.report import answers, tables
 from coordinator.report.plots import heatmap_png
 from protocol.rounds import FederationReport
 from shared.contained import write_contained
+from shared.markdown import markdown_cell
 
 SECTIONS = (
     ("Models", tables.model_rows),
@@ -20,19 +20,10 @@ SECTIONS = (
     ("FedAvg rounds", tables.fedavg_round_rows),
     ("Sites and privacy audits", tables.audit_rows),
     ("What each site's evaluation policy lets a run learn", tables.evaluation_bound_rows),
+    ("Copied or near-duplicate synthetic corpora", tables.overlap_rows),
     ("Excluded from the run", tables.exclusion_rows),
     ("Provenance", tables.provenance_rows),
 )
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def markdown_cell(text: str) -> str:
-    """``text`` as one inert Markdown table cell: HTML escaped, ``|`` escaped, every line
-    break and control character a space (site ids, labels and details come from sites)."""
-    flat = _CONTROL.sub(" ", text)
-    return html.escape(flat, quote=False).replace("|", "\\|")
 
 
 def markdown_table(rows: list[list[str]]) -> str:

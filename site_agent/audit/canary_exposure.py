@@ -122,7 +122,17 @@ class _Canaries:
         )
 
 
-@register_measure("canaries")
+CANARY_FIGURES = (
+    "planted",
+    "found",
+    "found_by_kind.*",
+    "documents_with_canary",
+    "context_5grams",
+    "context_5grams_found",
+)
+
+
+@register_measure("canaries", CANARY_FIGURES)
 def measure_canaries(context: AuditContext, found: NgramsFound) -> _Canaries | None:
     if context.canaries is None:
         return None

@@ -188,6 +188,14 @@ def _joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
-@register_measure("duplicates")
+DUPLICATE_FIGURES = (
+    "exact_real_documents",
+    "near_real_documents",
+    "exact_synthetic_duplicates",
+    "near_synthetic_groups_linked",
+)
+
+
+@register_measure("duplicates", DUPLICATE_FIGURES)
 def measure_duplicates(context: AuditContext, found: NgramsFound) -> _Duplicates:
     return _Duplicates(context)

@@ -16,6 +16,7 @@ from site_agent.audit.canary_exposure import CanaryResult
 from site_agent.audit.duplicates import DuplicateResult
 from site_agent.audit.nearest_real import NearestRealResult
 from site_agent.audit.pii_echo import PiiEchoResult
+from site_agent.audit.quasi_identifiers import QuasiIdentifierResult
 from site_agent.audit.registry import FilterInput, register_filter
 
 T = TypeVar("T")
@@ -26,6 +27,8 @@ EXPLANATIONS = {
     "canary": "contains a planted canary identifier",
     "pii_echo": "contains an identifying PII string: a real gold string of the training "
     "corpus, or a surrogate of the pseudonymised training text (see PII echo for which)",
+    "quasi_identifier": "holds two gold details of one real note (date, age, town ...), or a "
+    "gold detail found in a single real note",
     "sensitive_ngram": "shares with the real corpus an n-gram holding much of an identifier",
     "rouge_recall": "reproduces too much of one real document (max ROUGE-N recall)",
     "exact_duplicate_synthetic": "same normalised word sequence as an earlier kept document",
@@ -61,6 +64,11 @@ def canary(given: FilterInput) -> np.ndarray:
 @register_filter("pii_echo")
 def pii_echo(given: FilterInput) -> np.ndarray:
     return _result(given, "pii_echo", PiiEchoResult).identifying_docs()
+
+
+@register_filter("quasi_identifier")
+def quasi_identifier(given: FilterInput) -> np.ndarray:
+    return _result(given, "quasi_identifiers", QuasiIdentifierResult).flagged
 
 
 @register_filter("sensitive_ngram")

@@ -337,7 +337,28 @@ class _Membership:
         return MembershipResult(self.counts, self.member, self.n_candidates, self.settings)
 
 
-@register_measure("membership")
+MEMBERSHIP_FIGURES = (
+    "members",
+    "non_members",
+    "secrets_reproduced",
+    "members_reproduced",
+    "non_members_reproduced",
+    "auc",
+    "auc_ci_low",
+    "auc_ci_high",
+    "tpr_at_1pct_fpr",
+    "tpr_at_0_1pct_fpr",
+    "attacks.*.auc*",
+    "attacks.*.tpr_at_*",
+    "exposure.candidates",
+    "exposure.max_possible",
+    "exposure.members_mean",
+    "exposure.members_max",
+    "exposure.non_members_mean",
+)
+
+
+@register_measure("membership", MEMBERSHIP_FIGURES)
 def measure_membership(context: AuditContext, found: NgramsFound) -> _Membership | None:
     canaries = context.membership_canaries
     if canaries is None or not canaries.members or not canaries.non_members:

@@ -146,6 +146,17 @@ class _NearestReal:
         )
 
 
-@register_measure("nearest_real")
+NEAREST_REAL_FIGURES = (
+    "pairs_examined",
+    "rouge_*.max",
+    "rouge_*.mean",
+    "rouge_*.median",
+    "rouge_*.documents_above_threshold",
+    "threshold.n",
+    "threshold.rouge_recall",
+)
+
+
+@register_measure("nearest_real", NEAREST_REAL_FIGURES)
 def measure_nearest_real(context: AuditContext, found: NgramsFound) -> _NearestReal:
     return _NearestReal(context)

@@ -88,7 +88,17 @@ class _NgramRecall:
         return self.result
 
 
-@register_measure("ngram_recall")
+NGRAM_RECALL_FIGURES = tuple(
+    f"*.*.{name}"  # unit (words, tokens) . n
+    for name in (
+        "real_ngrams", "shared_ngrams", "recall",
+        "real_sensitive_ngrams", "shared_sensitive_ngrams", "sensitive_recall",
+        "real_identifying_ngrams", "shared_identifying_ngrams", "identifying_recall",
+    )
+)  # fmt: skip
+
+
+@register_measure("ngram_recall", NGRAM_RECALL_FIGURES)
 def measure_ngram_recall(context: AuditContext, found: NgramsFound) -> _NgramRecall:
     """Recall over R (all), R* (any PII overlap, as in the paper) and the identifying n-grams
     of R* (at least the policy's share of one identifier), per unit and n."""

@@ -219,6 +219,24 @@ class _PiiEcho:
         return PiiEchoResult(tuple(self.surfaces), docs, keys, self.hits.n_docs, self.settings)
 
 
-@register_measure("pii_echo")
+PII_ECHO_FIGURES = (
+    "surfaces_searched",
+    "identifying_surfaces",
+    "min_chars",
+    "max_document_fraction",
+    "documents_with_any",
+    "identifying_documents",
+    "identifying_documents_gold",
+    "identifying_documents_surrogate_only",
+    "surrogate_surfaces",
+    "identifying_occurrences",
+    "by_label.*.occurrences",
+    "by_label.*.documents",
+    "by_label.*.identifying_occurrences",
+    "by_label.*.identifying_documents",
+)
+
+
+@register_measure("pii_echo", PII_ECHO_FIGURES)
 def measure_pii_echo(context: AuditContext, found: NgramsFound) -> _PiiEcho:
     return _PiiEcho(context)

@@ -105,6 +105,43 @@ class PiiEchoSettings(_Settings):
     )
 
 
+class QuasiIdentifierSettings(_Settings):
+    """Real patients' details found together, or a rare one alone (``quasi_identifiers.py``)."""
+
+    min_together: int = Field(
+        2,
+        ge=2,
+        description="gold surfaces of one real note that flag a synthetic note holding them all "
+        "(a date and a town, an age and a date)",
+    )
+    rare_max_notes: int = Field(
+        0,
+        ge=0,
+        description="a gold surface whose words occur in the text of at most this many real "
+        "notes flags a note alone (0: off; 1 flagged most of an independent MEDDOCAN split, "
+        "see docs/results.md)",
+    )
+    rare_min_chars: int = Field(
+        4, ge=1, description="shorter surfaces never flag alone ('58', 'H'), only together"
+    )
+    min_chars: int = Field(2, ge=1, description="shorter surfaces are not searched at all")
+    max_document_fraction: float = Field(
+        0.01,
+        ge=0,
+        le=1,
+        description="a surface found in the text of more than this fraction of real notes "
+        "(and of more than 2, and rare_max_notes + 1) is common ('Madrid', 'varón') and never "
+        "counts",
+    )
+    labels: Literal["quasi", "all"] = Field(
+        "quasi",
+        description="quasi: only details shared by many people (dates, ages, sex, countries, "
+        "towns, professions; shared/label_families.py), since names, ids and e-mails are the PII "
+        "echo's; all: every gold label",
+    )
+    ignore_labels: tuple[str, ...] = Field((), description="PII labels not searched")
+
+
 class MembershipSettings(_Settings):
     """Membership inference on the membership canaries, from the synthetic corpus alone."""
 
@@ -144,6 +181,7 @@ class FilterSettings(_Settings):
             "near_duplicate_real",
             "canary",
             "pii_echo",
+            "quasi_identifier",
             "sensitive_ngram",
             "rouge_recall",
             "exact_duplicate_synthetic",
@@ -223,6 +261,15 @@ DEFAULT_RULES: tuple[PolicyRule, ...] = (
         "string or a surrogate the generator saw)",
     ),
     PolicyRule(
+        name="quasi_identifier_documents",
+        metric="quasi_identifiers.documents",
+        comparison="==",
+        threshold=0.0,
+        required=False,
+        description="no synthetic document holds two gold details of one real note, or one "
+        "found in a single real note (when the quasi_identifiers measure runs)",
+    ),
+    PolicyRule(
         name="max_rouge5_recall",
         metric="nearest_real.rouge_5.max",
         threshold=0.30,
@@ -283,13 +330,22 @@ class AuditPolicy(_Settings):
 
     name: str = Field("default", description="policy name stamped into audit.json")
     measures: tuple[str, ...] = Field(
-        ("ngram_recall", "nearest_real", "duplicates", "pii_echo", "canaries", "membership"),
+        (
+            "ngram_recall",
+            "nearest_real",
+            "duplicates",
+            "pii_echo",
+            "quasi_identifiers",
+            "canaries",
+            "membership",
+        ),
         description="registered measures to run",
     )
     ngram_recall: NgramRecallSettings = NgramRecallSettings()
     nearest_real: NearestRealSettings = NearestRealSettings()
     duplicates: DuplicateSettings = DuplicateSettings()
     pii_echo: PiiEchoSettings = PiiEchoSettings()
+    quasi_identifiers: QuasiIdentifierSettings = QuasiIdentifierSettings()
     membership: MembershipSettings = MembershipSettings()
     filters: FilterSettings = FilterSettings()
     rules: tuple[PolicyRule, ...] = Field(

@@ -75,6 +75,7 @@ def _builtin_measures() -> None:
     from site_agent.audit import nearest_real  # noqa: F401
     from site_agent.audit import duplicates  # noqa: F401
     from site_agent.audit import pii_echo  # noqa: F401
+    from site_agent.audit import quasi_identifiers  # noqa: F401
     from site_agent.audit import canary_exposure  # noqa: F401
     from site_agent.audit import membership  # noqa: F401
 
@@ -91,12 +92,28 @@ M = TypeVar("M", bound=Callable[[AuditContext, NgramsFound], Any])
 F = TypeVar("F", bound=AuditFilter)
 
 
-def register_measure(name: str) -> Callable[[M], M]:
+FIGURES: dict[str, tuple[str, ...]] = {"corpus": ("input_documents", "kept_documents")}
+"""Each measure's declared figures, dotted under its name (a segment may be a ``fnmatch``
+pattern: ``rouge_*``, ``*`` for a label or a size): what a policy rule may name. The audit
+adds ``corpus``'s own two."""
+
+
+def register_measure(name: str, figures: tuple[str, ...]) -> Callable[[M], M]:
+    """Register a measure under ``name`` with the figures it reports (``figures``: what its
+    result's ``figures`` returns, as dotted names; a rule naming another is refused)."""
+
     def add(measure: M) -> M:
         MEASURES.add(name, measure, replace=True)
+        FIGURES[name] = figures
         return measure
 
     return add
+
+
+def declared_figures() -> tuple[str, ...]:
+    """Every registered measure's figures as dotted names under the measure's name."""
+    MEASURES.names()  # the built-in measures register (and declare) on first use
+    return tuple(f"{measure}.{name}" for measure, names in FIGURES.items() for name in names)
 
 
 def register_filter(name: str) -> Callable[[F], F]:

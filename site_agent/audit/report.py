@@ -309,6 +309,7 @@ def render_markdown(report: AuditReport) -> str:
     lines += _rules(report) + _dropped(report) + _ngram(report.measures) + _nearest(report.measures)
     lines += _flat_section("Duplicates", "duplicates", report.measures)
     lines += _flat_section("PII echo", "pii_echo", report.measures)
+    lines += _flat_section("Quasi-identifiers", "quasi_identifiers", report.measures)
     lines += _flat_section("Canaries", "canaries", report.measures)
     lines += _membership(report.measures)
     settings = (

@@ -10,8 +10,8 @@ from rich.table import Table
 
 from site_agent.cli.key_figures import key_figure
 from site_agent.pipeline.runner import StageRun
+from site_agent.plan.estimate import RunPlan
 from site_agent.stages.pipeline import folder_of
-from site_agent.stages.run_plan import RunPlan
 
 STATUS_STYLE = {"ran": "green", "skipped": "dim", "failed": "bold red", "stopped": "yellow"}
 

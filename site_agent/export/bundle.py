@@ -4,10 +4,12 @@ What may leave: the audited synthetic corpus, the audit report (real document id
 keyed hashes), optionally the encoder trained on synthetic data only (with its model card
 ``encoder/README.md``: numbers and label names, ``site_agent/export/card.py``) and a
 numbers-only site report. What may not: real text, gold spans,
-gold-trained weights, the surrogate map. The gate in ``gate.py`` runs first, then the
-degenerate-corpus check of ``quality.py``; the bundle is built in a temporary folder, checked
-by the one bundle verifier (every artifact re-hashed against the signed manifest and its audit
-record), and only then moved into the outbox.
+gold-trained weights, the surrogate map. ``build_bundle`` is three steps:
+``judge_export`` (the gate in ``gate.py``, then the degenerate-corpus check of
+``quality.py``), ``assemble`` (what may leave, copied into a temporary folder) and
+``sign_bundle`` (manifest, signature, and the one bundle verifier re-hashing every artifact
+against the signed manifest and its audit record); only then is the folder moved into the
+outbox.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from shared.provenance import sha256_bytes, sha256_file, sha256_tree, tool_versi
 from shared.signing import derived_secret, key_id, load_private_key, sign
 from site_agent.export.card import CardFacts, encoder_card
 from site_agent.export.gate import AuditBinding, require_passing_audit
-from site_agent.export.quality import check_quality
+from site_agent.export.quality import QualityOverride, check_quality
 from site_agent.export.redact import redact_real_ids
 from site_agent.export.settings import ExportSettings
 from site_agent.train_synthetic.report import SiteReport
@@ -221,46 +223,86 @@ def _card(
     return render_model_card(card)
 
 
-def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
-    """Gate, copy, hash, sign; return the bundle folder and its manifest."""
+@dataclass(frozen=True)
+class Cleared:
+    """What the checks before anything is written found: the audit report the gate passed,
+    the corpus, the training corpus the encoder names, and any quality override."""
+
+    report: AuditReport
+    corpus: Corpus
+    trained_on_sha256: str
+    quality_override: QualityOverride | None
+
+
+def judge_export(request: BundleRequest) -> Cleared:
+    """The checks before anything is written: the export gate, the encoder, what it was
+    trained on, the quality of the corpus (each refusal an ExportRefusedError)."""
     report = require_passing_audit(request.corpus_path, request.audit_report_path, request.binding)
-    assert request.audit_report_path is not None  # the gate refused otherwise
     _check_encoder(request)
     trained_on_sha = trained_on(request, report.audited_corpus_sha256)
     corpus = _read_corpus(request.corpus_path)
     override = check_quality(
         corpus, request.quality_report_path or request.site_report_path, request.quality
     )
-    key = load_private_key(request.signing_key_path)
-    now = datetime.now(UTC)
-    bundle_dir = request.outbox / _bundle_id(request.site_id, report.audited_corpus_sha256, now)
-    labels, n_docs = corpus.labels, len(corpus)
+    return Cleared(report, corpus, trained_on_sha, override)
+
+
+def assemble(
+    request: BundleRequest, cleared: Cleared, key: Ed25519PrivateKey, folder: Path
+) -> list[ArtifactEntry]:
+    """Copy what may leave into ``folder``: the corpus, the audit report with real ids
+    redacted, the site report, the encoder and its card; the entries, in manifest order."""
+    assert request.audit_report_path is not None  # the gate refused otherwise
     redacted = redact_real_ids(
         request.audit_report_path.read_bytes(), derived_secret(key, REAL_ID_PURPOSE)
     )
+    entries = [
+        _copy(request.corpus_path, folder, CORPUS_NAME, "synthetic_corpus"),
+        _write(redacted, folder, AUDIT_JSON, "audit_report"),
+    ]  # fmt: skip
+    if request.site_report_path is not None:
+        entries.append(_copy(request.site_report_path, folder, REPORT_NAME, "site_report"))
+    if request.synthetic_encoder_dir is not None:
+        root = request.synthetic_encoder_dir
+        entries.extend(
+            _copy(p, folder, f"{ENCODER_DIR}/{p.relative_to(root).as_posix()}", "encoder_weights")
+            for p in _encoder_files(root)
+        )
+        corpus = cleared.corpus
+        card = _card(request, cleared.report, corpus.labels, len(corpus), entries[1].sha256)
+        entries.append(_write(card.encode("utf-8"), folder, ENCODER_CARD, "encoder_weights"))
+    return entries
+
+
+def sign_bundle(
+    folder: Path, manifest: ExportManifest, key: Ed25519PrivateKey, site_id: str
+) -> None:
+    """Write the manifest and its signature into ``folder``, then run the one bundle verifier
+    on the finished folder."""
+    data = manifest.model_dump_json(indent=2).encode("utf-8")
+    atomic_write_bytes(folder / MANIFEST, data)
+    atomic_write_text(folder / SIGNATURE, sign(data, key) + "\n")
+    _verify_before_release(folder, key, site_id)
+
+
+def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
+    """Judge, assemble, sign: return the bundle folder and its manifest. Nothing reaches the
+    outbox unless every check passed and the signed folder verifies."""
+    cleared = judge_export(request)
+    report = cleared.report
+    key = load_private_key(request.signing_key_path)
+    now = datetime.now(UTC)
+    bundle_dir = request.outbox / _bundle_id(request.site_id, report.audited_corpus_sha256, now)
     with atomic_directory(bundle_dir) as tmp:
-        entries = [
-            _copy(request.corpus_path, tmp, CORPUS_NAME, "synthetic_corpus"),
-            _write(redacted, tmp, AUDIT_JSON, "audit_report"),
-        ]  # fmt: skip
-        if request.site_report_path is not None:
-            entries.append(_copy(request.site_report_path, tmp, REPORT_NAME, "site_report"))
-        if request.synthetic_encoder_dir is not None:
-            root = request.synthetic_encoder_dir
-            entries.extend(
-                _copy(p, tmp, f"{ENCODER_DIR}/{p.relative_to(root).as_posix()}", "encoder_weights")
-                for p in _encoder_files(root)
-            )
-            card = _card(request, report, labels, n_docs, entries[1].sha256)
-            entries.append(_write(card.encode("utf-8"), tmp, ENCODER_CARD, "encoder_weights"))
+        entries = assemble(request, cleared, key, tmp)
         manifest = ExportManifest(
             site_id=request.site_id,
             created_at=now,
             tool_version=tool_version(),
             config_digest=request.config_digest,
             base_models=request.base_models,
-            labels=labels,
-            n_documents=n_docs,
+            labels=cleared.corpus.labels,
+            n_documents=len(cleared.corpus),
             artifacts=tuple(entries),
             audit=AuditRecord(
                 report_sha256=entries[1].sha256,
@@ -269,14 +311,11 @@ def build_bundle(request: BundleRequest) -> tuple[Path, ExportManifest]:
                 passed=report.passed,
                 rules_failed=report.failed_rules,
             ),
-            trained_on_corpus_sha256=trained_on_sha,
+            trained_on_corpus_sha256=cleared.trained_on_sha256,
             signer_key_id=key_id(key.public_key()),
-            quality_override=override,
+            quality_override=cleared.quality_override,
         )
-        data = manifest.model_dump_json(indent=2).encode("utf-8")
-        atomic_write_bytes(tmp / MANIFEST, data)
-        atomic_write_text(tmp / SIGNATURE, sign(data, key) + "\n")
-        _verify_before_release(tmp, key, request.site_id)
+        sign_bundle(tmp, manifest, key, request.site_id)
     atomic_write_bytes(request.outbox / SIGNER_PUBLIC_KEY, public_pem(key))
     return bundle_dir, manifest
 

@@ -7,8 +7,9 @@ its rule:
 1. ``audit_report_present``, ``audit_report_valid``: there is a readable report;
 2. ``audit_seal``: with a seal key, the report is byte for byte what this site's audit stage
    sealed;
-3. the verdict: the report checks rules, its verdict follows from them, and it passed
-   (``audit_report_valid``, else the names of the failing rules);
+3. the verdict: the report checks rules, its verdict follows from them (each rule judged
+   again by ``shared.judge`` on the figure it records: a flipped verdict is refused here),
+   and it passed (``audit_report_valid``, else the names of the failing rules);
 4. ``audited_corpus_hash``: the corpus file is the one the audit passed (not a stale report);
 5. with an :class:`AuditBinding` (the export always gives one), the binding: the report
    compared every real note this run's generator saw, training and validation (the
@@ -41,11 +42,12 @@ from protocol import Corpus
 from protocol.audit import AuditReport, RuleResult
 from shared.corpus_io import read_corpus
 from shared.errors import ExportRefusedError
+from shared.judge import report_verdict
 from shared.provenance import sha256_file
+from site_agent.audit.corpus_audit import audit_settings_digest
 from site_agent.audit.policy import AuditPolicy
 from site_agent.audit.reference import read_generator_reference
 from site_agent.audit.rules import evaluate, flatten
-from site_agent.audit.run import audit_settings_digest
 from site_agent.audit.seal import SEAL_FILE, seal_holds
 from site_agent.canaries.identifiers import load_canaries
 from site_agent.canaries.membership import load_membership_canaries
@@ -152,14 +154,19 @@ def check_seal(report_path: Path, report: AuditReport, binding: AuditBinding | N
 
 
 def check_verdict(report_path: Path, report: AuditReport) -> None:
-    """The report checks rules, its verdict follows from them, and it passed."""
+    """The report checks rules, its verdict follows from them (``shared.judge``, on the
+    figures it records), and it passed."""
     if not report.rules:
         raise refuse(
             "audit_report_valid",
             f"{report_path} checks no rules, so it cannot clear anything",
             "audit with a policy that has rules (the default policy does)",
         )
-    if report.passed != all(r.passed for r in report.rules):
+    verdict = report_verdict(report.rules)  # the rules judged again on their own figures
+    follows = all(
+        r.passed == j.passed for r, j in zip(report.rules, verdict.judgements, strict=True)
+    )
+    if report.passed != verdict.passed or not follows:
         raise refuse(
             "audit_report_valid",
             f"{report_path}: the verdict does not follow from its rules",

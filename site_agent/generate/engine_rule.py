@@ -1,20 +1,12 @@
 """Which engine ``[generation] backend = "auto"`` picks on a CPU, from the CPU's features.
 
-Measured (``benchmarks/generator.py``, batch 16, 64-128 new tokens, top-p 0.95, idle):
-
-- CPUs with native bf16 (AMX or AVX-512 BF16): transformers in bf16 beat CTranslate2 int8
-  (README benchmark: Gemma 3 270M top-p 165 tok/s with transformers; CTranslate2 slower).
-- An AVX-512 CPU without BF16, VNNI or AMX (issue 31's table): CTranslate2 int8 top-p 128.9
-  tok/s against transformers' 52.0 for SmolLM2-135M, 39.7 against 33.8 for Gemma 3 270M.
-
-- AMD EPYC with AVX-512 BF16, no AMX (2026-11-27, each transformers row through an adapter as
-  the pipeline runs it): transformers top-p 203-211 tok/s for Gemma 3 (414-495 with the corpus
-  vocabulary), CTranslate2 int8 67-68, OpenVINO GenAI 143; SmolLM2 318-372 (395-486),
-  CTranslate2 190-194, OpenVINO GenAI 418-423.
-
-- AMD EPYC with AVX2, no AVX-512 (2026-11-28, batch 8): Gemma 3 transformers float32 top-p
-  27.0 tok/s, 60.9 with the corpus vocabulary, CTranslate2 int8 28.1; SmolLM2 see
-  ``site_agent/adapt/cost.py``.
+Measured with ``benchmarks/generator.py`` (top-p 0.95, idle; the runs, their CPUs and dates
+are in ``benchmarks/README.md`` and the rates the plan prices with in
+``site_agent/calibration/measurements.toml``): where bf16 is native (AMX or AVX-512 BF16),
+transformers in bf16 beat CTranslate2 int8 for both embedded generators, OpenVINO GenAI too
+except on SmolLM2 with the full vocabulary; on an AVX-512 CPU without BF16, VNNI or AMX, and on
+an AVX2-only CPU, CTranslate2 int8 beat transformers' float32 kernels with the full output
+vocabulary, while transformers within the corpus vocabulary beat both.
 
 So: transformers where bf16 is native, CTranslate2 where it is not and is installed, for an
 adapter with the full output vocabulary. An adapter with a restricted output vocabulary is

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -36,6 +37,9 @@ from site_agent.generate.label_marks import label_of
 from site_agent.generate.placeholders import PLACEHOLDER, PLACEHOLDER_LIKE
 from site_agent.generate.plain_identifiers import identifier_kinds
 from site_agent.generate.tags import TAG, read_tags
+
+if TYPE_CHECKING:
+    from site_agent.generate.modes.base import GenerationMode
 
 
 @dataclass
@@ -70,9 +74,8 @@ def tags_written(text: str, labels: frozenset[str]) -> Written:
     """Tag pairs of ``labels``, tags of other labels, malformed tags and plain identifiers
     (outside the tagged surfaces)."""
     reading = read_tags(text, labels)
-    unknown = Counter(reading.unknown)
-    found = Written(mentions=reading.well_formed, unknown=unknown)
-    found.malformed = max(0, reading.malformed - unknown.total())
+    found = Written(mentions=reading.well_formed, unknown=Counter(reading.unknown))
+    found.malformed = reading.malformed
     spans = sorted(reading.spans, key=lambda s: s.start, reverse=True)
     plain = reading.text
     for span in spans:
@@ -82,12 +85,9 @@ def tags_written(text: str, labels: frozenset[str]) -> Written:
     return found
 
 
-READERS: dict[str, Callable[[str, frozenset[str]], Written]] = {
-    "template": placeholders_written,
-    "tagged": tags_written,
-}
-"""Per mode, how the PHI the generator wrote is read."""
-NOUNS = {"template": "placeholders", "tagged": "tag pairs"}
+PhiReader = Callable[[str, frozenset[str]], Written]
+"""How a mode reads the PHI the generator wrote in one note's text (its registry entry,
+``GenerationMode.phi_reader``, says which: ``placeholders_written``, ``tags_written``)."""
 
 
 class PhiRate(ProtocolModel):
@@ -178,7 +178,7 @@ def written_rate(
 
 
 def check_phi_rate(
-    mode: str,
+    mode: GenerationMode,
     real: PhiRate,
     docs: Sequence[Document],
     prompts: Sequence[str],
@@ -186,21 +186,23 @@ def check_phi_rate(
     min_ratio: float,
     max_ratio: float | None = None,
 ) -> PhiRateCheck | None:
-    """The check of ``docs`` (the first generated notes) against the scheme's ``labels``; None
-    for a mode the generator writes no markers in. Raises :class:`PhiRateError` (exit 3)
-    when the rate is under ``min_ratio`` or over ``max_ratio`` of the real notes'."""
-    read = READERS.get(mode)
+    """The check of ``docs`` (the first generated notes) against the scheme's ``labels``, read
+    as ``mode`` reads them; None for a mode the generator writes no markers in. Raises
+    :class:`PhiRateError` (exit 3) when the rate is under ``min_ratio`` or over ``max_ratio``
+    of the real notes'."""
+    read = mode.phi_reader
     if read is None or real.mentions == 0:
         return None
     written = written_rate(docs, prompts, read, labels)
     ratio = written.per_1000_words / real.per_1000_words if real.per_1000_words else 0.0
     within = ratio >= min_ratio and (max_ratio is None or ratio <= max_ratio)
     check = PhiRateCheck(
-        mode=mode, real=real, written=written, ratio=round(ratio, 4), min_ratio=min_ratio,
+        mode=mode.name, real=real, written=written, ratio=round(ratio, 4), min_ratio=min_ratio,
         max_ratio=max_ratio, passed=within,
     )  # fmt: skip
     if not check.passed:
-        raise PhiRateError(diagnosis(check), summary={"phi_rate": check.model_dump(mode="json")})
+        summary: dict[str, object] = {"phi_rate": check.model_dump(mode="json")}
+        raise PhiRateError(diagnosis(check, mode.phi_noun), summary=summary)
     return check
 
 
@@ -218,9 +220,10 @@ def _top(counts: dict[str, int], limit: int = 5) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
-def seen(check: PhiRateCheck) -> str:
-    """What the generator wrote besides the scheme's markers, in words."""
-    written, what = check.written, NOUNS.get(check.mode, "markers")
+def seen(check: PhiRateCheck, what: str = "markers") -> str:
+    """What the generator wrote besides the scheme's markers (``what``: the mode's noun for
+    them), in words."""
+    written = check.written
     parts = []
     if written.unknown:
         parts.append(
@@ -236,11 +239,10 @@ def seen(check: PhiRateCheck) -> str:
     return "; besides them it wrote " + ", ".join(parts) if parts else ""
 
 
-def diagnosis(check: PhiRateCheck) -> str:
-    """What was found, why it matters and what to change: the cause named is the one the
-    counts show (too many; labels outside the scheme; malformed markers; plain identifiers;
-    no PHI at all)."""
-    what = NOUNS.get(check.mode, "markers")
+def diagnosis(check: PhiRateCheck, what: str = "markers") -> str:
+    """What was found (``what``: the mode's noun for its markers), why it matters and what to
+    change: the cause named is the one the counts show (too many; labels outside the scheme;
+    malformed markers; plain identifiers; no PHI at all)."""
     real, written = check.real, check.written
     found = (
         f"generate: in the first {written.notes} notes the generator wrote {written.mentions} "
@@ -255,7 +257,7 @@ def diagnosis(check: PhiRateCheck) -> str:
     else:
         band = f", under the {check.min_ratio:.0%} that [generation] min_phi_rate asks"
     why, fix = _cause(check, too_many)
-    return f"{found}{band}{seen(check)}; {why}; {fix}"
+    return f"{found}{band}{seen(check, what)}; {why}; {fix}"
 
 
 def _cause(check: PhiRateCheck, too_many: bool) -> tuple[str, str]:

@@ -274,3 +274,14 @@ def slots(plan: GenerationPlan) -> list[Slot]:
 def batches(plan: GenerationPlan, batch_size: int) -> list[list[Slot]]:
     every = slots(plan)
     return [every[i : i + batch_size] for i in range(0, len(every), batch_size)]
+
+
+def origin_summary(origin: list[dict[str, int | str | bool]]) -> dict[str, int]:
+    """What stage.json says of the prompts' real text (the ids stay in ``PROMPT_ORIGIN``)."""
+    words = [int(o["words"]) for o in origin]
+    return {
+        "prompt_notes": len(origin),
+        "prompt_words_max": max(words, default=0),
+        "prompt_words_total": sum(words),
+        "prompts_at_identifier": sum(bool(o["at_identifier"]) for o in origin),
+    }

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pkgutil
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -13,9 +15,18 @@ MAX_PROMPT_WORDS = 32
 """The longest prompt: an exported note is prompt + continuation, so a prompt is real text that
 leaves unless the audit drops it; kept to an opening, never most of a note."""
 
-GENERATION_MODES = ("annotate", "tagged", "template")
-"""The names ``generate/modes/`` registers (a test keeps the two equal); listed here so that
-validating ``site.toml`` does not import the modes and the engines they use."""
+
+def _mode_files() -> tuple[str, ...]:
+    folder = Path(__file__).with_name("modes")
+    return tuple(sorted(m.name for m in pkgutil.iter_modules([str(folder)]) if m.name != "base"))
+
+
+GENERATION_MODES = _mode_files()
+"""The built-in modes: one file each in ``generate/modes/``, named as the mode it registers
+(a test keeps the two equal); read from the folder so that validating ``site.toml`` does not
+import the modes and the engines they use, and a new mode is one new file."""
+PLUGIN_MODES: set[str] = set()
+"""Modes registered from elsewhere (``register_mode``): valid in ``site.toml`` too."""
 
 
 class GenerationSettings(ProtocolModel):
@@ -135,10 +146,10 @@ class GenerationSettings(ProtocolModel):
     @field_validator("mode")
     @classmethod
     def _registered_mode(cls, mode: str) -> str:
-        if mode not in GENERATION_MODES:
+        known = [*GENERATION_MODES, *sorted(PLUGIN_MODES)]
+        if mode not in known:
             raise ValueError(
-                f"unknown generation mode {mode!r}; allowed: {list(GENERATION_MODES)}; "
-                "fix: use one of them"
+                f"unknown generation mode {mode!r}; allowed: {known}; fix: use one of them"
             )
         return mode
 

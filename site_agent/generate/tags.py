@@ -8,11 +8,12 @@ on the decoded text, so offsets do not depend on tokens at all.
 
 Malformed tags are repaired by dropping them (their text stays, unlabelled): a closing tag
 with no open one, an open tag never closed or followed by another open tag, a closing tag
-of another label, a label outside the allow-list, an empty pair, and a tag cut off at the
-end of the note. :class:`TagReading` counts them so the rate can be reported; a caller may
-reject the note instead of keeping the repair. Tags naming a label outside the allow-list are
-also counted per label (``unknown``): the text between them is an identifier the scheme has
-no label for, so the tagged mode drops such a note whatever ``tag_errors`` says.
+of another label, an empty pair, and a tag cut off at the end of the note (a lone tag of any
+name, ``<br>`` too). :class:`TagReading` counts them so the rate can be reported; a caller may
+reject the note instead of keeping the repair. A well-formed pair naming a label outside the
+allow-list is counted apart, per label (``unknown``): the text between its tags is an
+identifier the scheme has no label for, so the tagged mode drops such a note whatever
+``tag_errors`` says.
 """
 
 from __future__ import annotations
@@ -56,12 +57,12 @@ class TagReading:
     well_formed: int = 0
     malformed: int = 0
     unknown: dict[str, int] = field(default_factory=dict)
-    """Tags naming a label outside the allow-list, per label (counted among ``malformed``)."""
+    """Well-formed pairs naming a label outside the allow-list, per label."""
 
     @property
     def tags(self) -> int:
-        """Tags seen: two per well-formed pair plus every malformed tag."""
-        return 2 * self.well_formed + self.malformed
+        """Tags seen: two per well-formed pair (of any label) plus every malformed tag."""
+        return 2 * (self.well_formed + sum(self.unknown.values())) + self.malformed
 
 
 @dataclass
@@ -97,8 +98,6 @@ def read_tags(tagged: str, allowed: frozenset[str]) -> TagReading:
         length += len(piece)
         cursor = match.end()
         closing, label = match.group(1) == "/", label_of(match.group(2))
-        if label not in allowed:
-            reading.unknown[label] = reading.unknown.get(label, 0) + 1
         if not closing:
             if current is not None:
                 reading.malformed += 1  # the earlier open tag was never closed
@@ -110,11 +109,13 @@ def read_tags(tagged: str, allowed: frozenset[str]) -> TagReading:
             continue
         text_so_far = "".join(out)
         start, end = _trimmed(text_so_far, current.start, length)
-        if label in allowed and end > start:
+        if end <= start:
+            reading.malformed += 2  # an empty pair
+        elif label in allowed:
             reading.spans.append(Span(start=start, end=end, label=label))
             reading.well_formed += 1
         else:
-            reading.malformed += 2
+            reading.unknown[label] = reading.unknown.get(label, 0) + 1
         current = None
     out.append(body[cursor:])
     if current is not None:

@@ -5,15 +5,23 @@ pipeline, sub-words aggregated to the first sub-token of each word, as the encod
 with the label mapping of ``entities``. The analyzer's NLP engine is Presidio's ``no_op``
 engine: the recognizer tokenises for itself, so no spaCy model is downloaded or loaded.
 Presidio's predefined pattern recognizers (e-mail, phone, URL...) can be added beside it.
+
+The folder is loaded through ``shared/safe_models.py`` as every other model: Presidio's
+recognizer would hand the folder to transformers' ``pipeline``, which runs code a folder names
+in ``auto_map`` once a prompt is answered "y". Here the recognizer's pipeline is built from a
+model and tokenizer loaded with ``trust_remote_code=False`` after the folder is checked, so a
+folder with code is refused with a named error and nothing is asked or run.
 """
 
 from __future__ import annotations
 
-import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from shared.errors import ConfigError, ModelUnavailableError
+from shared.limits import LimitExceeded, parse_json
+from shared.safe_models import CONFIG_LIMITS, check_model_source, from_pretrained
 from site_agent.presidio.entities import presidio_entity
 
 INSTALL_FIX = 'fix: pip install -e ".[presidio]" (presidio-analyzer and presidio-anonymizer)'
@@ -31,10 +39,11 @@ def require_presidio() -> None:
 
 def encoder_labels(model_dir: Path) -> tuple[str, ...]:
     """The entity labels an encoder folder tags (its ``config.json`` ``id2label``, B-/I- cut)."""
+    check_model_source(Path(model_dir))  # UnsafeModel: code, auto_map, an unknown model type
     config = Path(model_dir) / "config.json"
     try:
-        id2label = json.loads(config.read_text(encoding="utf-8"))["id2label"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        id2label = parse_json(config.read_bytes(), CONFIG_LIMITS, str(config))["id2label"]
+    except (OSError, ValueError, KeyError, TypeError, LimitExceeded) as exc:
         raise ModelUnavailableError(
             f"{config}: not a token-classification model folder (no readable id2label); fix: "
             "give the encoder folder of an export bundle (encoder/) or of a trained annotator"
@@ -43,16 +52,40 @@ def encoder_labels(model_dir: Path) -> tuple[str, ...]:
     return tuple(sorted({t[2:] if t[:2] in ("B-", "I-") else t for t in tags} - {"O"}))
 
 
+@cache
+def safe_recognizer_class() -> type:
+    """Presidio's ``HuggingFaceNerRecognizer`` whose pipeline is built from a model and a
+    tokenizer loaded through ``shared.safe_models`` (never from the bare folder name)."""
+    from presidio_analyzer.predefined_recognizers.ner import HuggingFaceNerRecognizer
+
+    class SafeHuggingFaceNerRecognizer(HuggingFaceNerRecognizer):
+        def load(self) -> None:
+            if self.ner_pipeline is not None:
+                return
+            from transformers import AutoModelForTokenClassification, AutoTokenizer, pipeline
+
+            model = from_pretrained(AutoModelForTokenClassification, str(self.model_name))
+            tokenizer = from_pretrained(AutoTokenizer, str(self.tokenizer_name))
+            self.ner_pipeline = pipeline(  # type: ignore[assignment]
+                "token-classification",
+                model=model,
+                tokenizer=tokenizer,
+                aggregation_strategy=self.aggregation_strategy,
+                device=self.device if self.device >= 0 else -1,
+            )
+
+    return SafeHuggingFaceNerRecognizer
+
+
 def encoder_recognizer(
     model_dir: Path, language: str = "en", threshold: float = 0.3, device: str = "cpu"
 ) -> Any:
-    """Presidio's ``HuggingFaceNerRecognizer`` over the encoder folder, labels mapped."""
+    """Presidio's ``HuggingFaceNerRecognizer`` over the encoder folder, labels mapped, the
+    model loaded without remote code (:func:`safe_recognizer_class`)."""
     require_presidio()
-    from presidio_analyzer.predefined_recognizers.ner import HuggingFaceNerRecognizer
-
     labels = encoder_labels(model_dir)
     mapping = {label: presidio_entity(label) for label in labels}
-    return HuggingFaceNerRecognizer(
+    return safe_recognizer_class()(
         name=RECOGNIZER_NAME,
         model_name=str(model_dir),
         supported_language=language,

@@ -20,7 +20,8 @@ PALETTE = ("#ffd6a5", "#caffbf", "#9bf6ff", "#bdb2ff", "#ffc6ff", "#fdffb6", "#a
 KIND_WORDS = {
     "synthetic_corpus": "the synthetic notes and their identifier spans",
     "audit_report": "the audit's figures (real note ids replaced by keyed hashes)",
-    "site_report": "the encoder's test scores (numbers only)",
+    "site_report": "the encoder's test scores, per label, and the shapes (never the values) of "
+    "the test identifiers it misses",
     "encoder_weights": "encoder trained on the synthetic notes",
 }
 STYLE = """

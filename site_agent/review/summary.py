@@ -14,7 +14,10 @@ def _what_goes(facts: ReleaseFacts) -> str:
     if facts.sends_encoder:
         extras.append("an encoder trained on them only")
     if any(a.kind == "site_report" for a in manifest.artifacts):
-        extras.append("the test scores of that encoder (numbers only)")
+        extras.append(
+            "the test scores of that encoder (numbers, and shapes such as dd/dd/dddd of "
+            "the identifiers it misses, never their values)"
+        )
     also = f", with {' and '.join(extras)}" if extras else ""
     return (
         f"Site {manifest.site_id} would send {manifest.n_documents:,} synthetic notes{also}, "

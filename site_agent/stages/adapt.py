@@ -8,9 +8,8 @@ per pass, accumulation, steps and PHI-window repeats follow the generator recipe
 
 With the corpus output vocabulary (``[adapt] vocabulary``; the recipe's choice unless the
 generation engine here cannot load it) the output layer keeps the tokens of that text, of the
-generate stage's prompts (validation openings with surrogates, rendered) and of
-``SURROGATE_ROUNDS`` fresh surrogate draws over the training notes (the Faker pools are
-unbounded: a seeded sample of them in the site's shapes and locale).
+generate stage's prompts and of fresh surrogate draws
+(``site_agent/generate/vocabulary_texts.py``).
 """
 
 from __future__ import annotations
@@ -27,42 +26,18 @@ from shared.progress import ProgressBars
 from shared.records import read_record_file
 from site_agent.adapt.cost import this_cpu
 from site_agent.adapt.data import training_texts
-from site_agent.adapt.recipe import GeneratorRecipe, choose_vocabulary, this_machine
+from site_agent.adapt.recipe import GeneratorRecipe, choose_vocabulary
 from site_agent.adapt.result import RESULT_FILE, AdaptResult
 from site_agent.adapt.settings import AdaptSettings
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
+from site_agent.plan.artifact import plan_of_run
+from site_agent.plan.estimate import generation_engine
+from site_agent.plan.memory import MEMORY_FIXES
 from site_agent.stages.knobs import generation_mode
-from site_agent.stages.run_plan import MEMORY_FIXES, generation_engine, plan_run
 
 if TYPE_CHECKING:
     from site_agent.generate.modes import GenerationMode
-    from site_agent.generate.settings import GenerationSettings
-    from site_agent.pseudonymise.settings import PseudonymiseSettings
-
-SURROGATE_ROUNDS = 4
-"""Fresh surrogate draws over the training notes whose tokens a restricted vocabulary keeps."""
-
-
-def vocabulary_texts(
-    train: Corpus,
-    validation: Corpus,
-    mode: GenerationMode,
-    surrogates: PseudonymiseSettings,
-    generation: GenerationSettings,
-) -> list[str]:
-    """Besides the training text, what a restricted output vocabulary must let the generator
-    write: the prompts, and surrogates drawn afresh (seeds after the site's) in the notes'
-    places, rendered as the mode renders them."""
-    from site_agent.generate.plan import build_prompts
-    from site_agent.generate.prompts import prompt_renderer
-    from site_agent.pseudonymise.corpus import pseudonymise_corpus
-
-    texts = build_prompts(validation, generation.prompt_words, prompt_renderer(mode, surrogates))
-    for draw in range(1, SURROGATE_ROUNDS + 1):
-        fresh = surrogates.model_copy(update={"mode": "surrogate", "seed": surrogates.seed + draw})
-        texts += [mode.render(d) for d in pseudonymise_corpus(train, fresh).corpus.documents]
-    return texts
 
 
 def run(
@@ -115,9 +90,11 @@ def _run(ctx: StageContext) -> StageOutput:
     config = ctx.config
     mode = generation_mode(config)
     train = read_corpus(ctx.inputs["pseudonymise.train"])
-    recipe = plan_run(config, train, this_machine()).generator
+    recipe = plan_of_run(config.work_dir).generator  # the run's plan, never recomputed here
 
     def extra(train: Corpus) -> list[str]:
+        from site_agent.generate.vocabulary_texts import vocabulary_texts
+
         validation = read_corpus(ctx.inputs["split.validation"])
         return vocabulary_texts(train, validation, mode, config.pseudonymise, config.generation)
 

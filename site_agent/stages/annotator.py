@@ -20,7 +20,7 @@ from site_agent.annotator.gate import check_annotator_quality
 from site_agent.annotator.settings import GoldAnnotatorSettings, rare_labels
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
-from site_agent.stages.run_plan import MEMORY_FIXES
+from site_agent.plan.memory import MEMORY_FIXES
 
 METRICS_FILE = "metrics.json"
 

@@ -14,8 +14,8 @@ from protocol.audit import AuditReport, CanarySet
 from shared.atomic import atomic_write_text
 from shared.errors import ExportRefusedError, QualityGateError
 from shared.provenance import sha256_file
+from site_agent.audit.corpus_audit import run_audit
 from site_agent.audit.reference import read_generator_reference
-from site_agent.audit.run import run_audit
 from site_agent.audit.seal import seal_key, write_seal
 from site_agent.audit.settings import AuditSettings
 from site_agent.canaries.membership import load_membership_canaries

@@ -1,10 +1,9 @@
 """Stage 9, export: the signed bundle in ``<work_dir>/outbox/<bundle-id>/``.
 
-Only audited synthetic data and what was trained on it leave; the audit gate inside
-``build_bundle`` cannot be switched off. The stage binds it to this site: the real training
-text is re-derived from the gold corpus file on disk and must equal ``split.train``; the
-gate then checks the audit report against that text, the synthetic corpus the pipeline
-generated and the site config's audit policy, PII surrogates and canaries.
+Only audited synthetic data and what was trained on it leave; the audit gate in
+``build_bundle`` cannot be switched off. It is bound to this site: the real training text,
+re-derived from the gold corpus on disk, must equal ``split.train``, and the audit report
+must match it, the generated corpus and the site's policy, surrogates and canaries.
 """
 
 from __future__ import annotations
@@ -117,10 +116,7 @@ def run(
     inputs: dict[str, Path], config: SiteConfig, gold_sha: str | None, outbox: Path | None = None
 ) -> tuple[Path, int]:
     """Build the signed bundle in ``outbox`` (default ``<work_dir>/outbox/``); returns it and
-    its artifact count.
-
-    Export binds the whole site (key, corpus file, audit policy), so it takes the config.
-    """
+    its artifact count. It binds the whole site (key, corpus, policy): it takes the config."""
     bundle_dir, manifest = build_bundle(export_request(config, inputs, gold_sha, outbox))
     return bundle_dir, len(manifest.artifacts)
 
@@ -138,23 +134,17 @@ def _run(ctx: StageContext) -> StageOutput:
     )
 
 
+INPUTS = (
+    "audit.corpus", "audit.report", "train-synthetic.model", "train-synthetic.report",
+    "annotator.model",  # its hash only: proves the exported encoder is not this one
+    # what the audit must have compared (the gate re-hashes them):
+    "split.train", "split.validation", "annotate.corpus", "pseudonymise.surrogates",
+    "pseudonymise.canaries", "pseudonymise.membership_canaries",
+)  # fmt: skip
 STAGE = Stage(
     name="export",
     run=_run,
     settings=_settings,
-    inputs=(
-        "audit.corpus",
-        "audit.report",
-        "train-synthetic.model",
-        "train-synthetic.report",
-        "annotator.model",  # its hash only: proves the exported encoder is not this one
-        # what the audit must have compared (the gate re-hashes them):
-        "split.train",
-        "split.validation",
-        "annotate.corpus",
-        "pseudonymise.surrogates",
-        "pseudonymise.canaries",
-        "pseudonymise.membership_canaries",
-    ),
+    inputs=INPUTS,
     description="sign and bundle what may leave the site",
 )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,12 +27,12 @@ from site_agent.pipeline.runner import (
     run_stages,
     stage_folder,
 )
-from site_agent.pipeline.stage import Stage, StageRecord, artifact_path, read_record
+from site_agent.pipeline.stage import Stage, artifact_path, read_record
 from site_agent.pipeline.work_dir import refuse_linked_parts
 from site_agent.stages.registry import STAGES, check_registry
 
 if TYPE_CHECKING:
-    from site_agent.stages.run_plan import RunPlan
+    from site_agent.plan.estimate import RunPlan
 
 
 def folder_of(work_dir: Path, name: str) -> Path:
@@ -52,87 +51,6 @@ def stage_artifact(work_dir: Path, stage: str, artifact: str) -> Path | None:
     return artifact_path(folder, record.artifacts[artifact])
 
 
-@dataclass(frozen=True)
-class LeftToRun:
-    """What of a planned run is still to do in its work dir: hours and what is done."""
-
-    hours: float
-    done: tuple[str, ...]
-    partly: tuple[str, ...]
-
-
-def left_to_run(plan: RunPlan, config: SiteConfig, from_stage: str | None = None) -> LeftToRun:
-    """The plan's hours less the stages already completed in ``config.work_dir`` under the
-    current settings (their ``stage.json``) and the share of the notes a generation saved
-    (its store is kept when only settings it does not depend on changed); stages from
-    ``from_stage`` on, and stages reading an artifact of a stage still to run, count in full
-    (their inputs will change). An estimate: an upstream input that changed on disk is found
-    only when the run gets there. Reads, never writes."""
-    from site_agent.stages.generate import PARTIAL_FILE
-
-    inputs = {stage.name: {key.split(".")[0] for key in stage.inputs} for stage in STAGES}
-    hours, done, partly = 0.0, list[str](), list[str]()
-    for estimate in plan.stages:
-        rerun, record, same = _last_run(config, estimate.stage, from_stage)
-        upstream = bool(inputs.get(estimate.stage, set()) - set(done))
-        if same and not upstream and record is not None and record.status == "completed":
-            done.append(estimate.stage)
-            continue
-        share = 1.0
-        partial = folder_of(config.work_dir, estimate.stage) / PARTIAL_FILE
-        saved = _saved_notes(partial) if estimate.stage == "generate" else 0
-        if saved > 0 and not rerun and not upstream and _store_kept(record, same, config):
-            share = max(0.0, 1.0 - saved / max(plan.generation.notes, 1))
-            partly.append(f"{estimate.stage}: {saved} of {plan.generation.notes} notes on disk")
-        hours += estimate.hours * share
-    return LeftToRun(hours, tuple(done), tuple(partly))
-
-
-def _store_kept(record: StageRecord | None, same: bool, config: SiteConfig) -> bool:
-    """Whether a generation store goes on: a stopped run of these settings, or a finished
-    one whose generator settings (``generator_digest``) are the current ones."""
-    from site_agent.stages.generate import generator_digest
-
-    if record is None or same:
-        return True
-    return record.summary.get("generator_digest") in (None, generator_digest(config))
-
-
-def _last_run(
-    config: SiteConfig, name: str, from_stage: str | None
-) -> tuple[bool, StageRecord | None, bool]:
-    """Whether ``from_stage`` runs stage ``name`` again; its record in ``config.work_dir``
-    (None then, or when there is none); whether that record is for the current settings."""
-    from site_agent.pipeline.runner import settings_digest
-
-    names = [s.name for s in STAGES]
-    index = names.index(name)
-    if from_stage in names and index >= names.index(from_stage):
-        return True, None, False
-    record = read_record(folder_of(config.work_dir, name))
-    same = record is not None and record.config_digest == settings_digest(STAGES[index], config)
-    return False, record, same
-
-
-def audited_notes(config: SiteConfig, from_stage: str | None = None) -> int | None:
-    """The notes the audit kept in ``config.work_dir``, when its stage completed under the
-    current settings and ``from_stage`` does not run it again; None otherwise."""
-    _, record, same = _last_run(config, "audit", from_stage)
-    kept = record.summary.get("kept") if record is not None else None
-    if not same or record is None or record.status != "completed" or not isinstance(kept, int):
-        return None
-    return kept
-
-
-def _saved_notes(path: Path) -> int:
-    """Complete lines in a generation's partial store (a torn last one is not counted)."""
-    try:
-        with path.open("rb") as handle:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
-    except OSError:
-        return 0
-
-
 def apply_device(device: str) -> None:
     """Honour ``device``: hide CUDA for ``cpu``; refuse ``cuda`` when none is visible.
 
@@ -149,14 +67,17 @@ def apply_device(device: str) -> None:
 
 
 def check_runnable(config: SiteConfig, *, exports: bool = True) -> None:
-    """Checks that would otherwise fail hours in: device, model names, backend (the audit
-    policy is validated with the config), and the signing key of a run that ``exports``.
+    """Checks that would otherwise fail hours in: device, the audit rules' figures (each one
+    a measure declares), model names, backend (the audit policy is validated with the
+    config), and the signing key of a run that ``exports``.
     Model names are resolved offline (nothing is fetched or converted here)."""
+    from site_agent.audit.rules import check_rule_figures
     from site_agent.generate.backend import check_backend_name
     from site_agent.stages.export import check_signing_key
     from site_agent.stages.model_references import check_model_references
 
     apply_device(config.device)
+    check_rule_figures(config.audit.policy.rules)
     check_model_references(config)
     check_backend_name(config.generation.backend)
     if exports:
@@ -169,8 +90,11 @@ def run_pipeline(
     from_stage: str | None = None,
     console: Console | None = None,
     runs: list[StageRun] | None = None,
+    plan: RunPlan | None = None,
 ) -> list[StageRun]:
-    """Run every stage in order; returns (and appends to ``runs``) what ran and was skipped."""
+    """Run every stage in order; returns (and appends to ``runs``) what ran and was skipped.
+    The run's plan (``plan``: the one the caller's pre-flight printed; None: computed here)
+    is written first as ``run-plan.json``, which the adapt and generate stages apply."""
     stages = STAGES if stages is None else stages
     check_registry(stages)
     check_runnable(config, exports=any(stage.name == "export" for stage in stages))
@@ -180,7 +104,35 @@ def run_pipeline(
         folders = [stage_folder(config.work_dir, i, s) for i, s in enumerate(stages, 1)]
         refuse_linked_parts(config.work_dir, [config.work_dir / "outbox", *folders])
         remove_partial_bundles(config.work_dir / "outbox")
+        write_run_plan(config, stages, from_stage, plan)
         return run_stages(config, stages, placement, console=console, runs=runs)
+
+
+PLAN_READERS = frozenset({"adapt", "generate"})
+"""The stages that apply the run plan (``run-plan.json``)."""
+
+
+def write_run_plan(
+    config: SiteConfig,
+    stages: Sequence[Stage[SiteConfig]],
+    from_stage: str | None = None,
+    plan: RunPlan | None = None,
+) -> RunPlan | None:
+    """Write the run's plan (``plan``, else computed once here from the training split the
+    split stage writes) as ``run-plan.json`` in the work dir when a stage of ``stages``
+    applies it; a plan that cannot be computed (the corpus is unreadable: the split stage
+    reports it) leaves no stale file behind. Returns what was written."""
+    from site_agent.plan.artifact import PLAN_FILE, save_plan
+    from site_agent.stages.preflight import run_preflight
+
+    if not any(stage.name in PLAN_READERS for stage in stages):
+        return None
+    plan = plan if plan is not None else run_preflight(config, from_stage=from_stage)
+    if plan is None:
+        (config.work_dir / PLAN_FILE).unlink(missing_ok=True)
+        return None
+    save_plan(plan, config.work_dir)
+    return plan
 
 
 def remove_partial_bundles(outbox: Path) -> list[Path]:

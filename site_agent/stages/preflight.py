@@ -23,7 +23,7 @@ from shared.metrics.diagnostics import distribution
 from shared.ner_tokens import split_words
 from site_agent.adapt.recipe import Machine, this_machine
 from site_agent.annotator.settings import GoldAnnotatorSettings, rare_labels
-from site_agent.stages.run_plan import RunPlan, plan_run
+from site_agent.plan.estimate import RunPlan, plan_run
 
 if TYPE_CHECKING:
     from site_agent.config import SiteConfig
@@ -110,7 +110,7 @@ def run_preflight(
     be read yet (the pipeline's own checks then report it). ``gold`` is the corpus file's
     content where the caller has read it already. A run resumed past its audit (one
     ``from_stage`` does not repeat) prices the synthetic annotator at the notes kept."""
-    from site_agent.stages.pipeline import audited_notes
+    from site_agent.stages.left_to_run import audited_notes
     from site_agent.stages.split import split_sizes
 
     try:

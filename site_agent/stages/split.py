@@ -14,11 +14,12 @@ from typing import Any
 
 from protocol import Corpus
 from shared.corpus_io import read_corpus, require_documents, write_corpus
-from shared.errors import CorpusFormatError, UsageError
+from shared.errors import UsageError
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.split.by_source import split_corpus
 from site_agent.split.settings import CorpusSettings, SplitSettings
+from site_agent.split.shared_ids import refuse_shared_ids
 
 SPLITS = ("train", "validation", "test")
 
@@ -92,7 +93,7 @@ def run(corpus: CorpusSettings, settings: SplitSettings, out_dir: Path) -> Split
         parts["validation"] = read_corpus(corpus.validation_path, corpus.format)
     if corpus.test_path is not None:
         parts["test"] = read_corpus(corpus.test_path, corpus.format)
-    _refuse_shared_ids(parts, corpus)
+    refuse_shared_ids(parts, corpus)
     empty = [name for name, part in parts.items() if len(part) == 0]
     if empty:
         raise UsageError(
@@ -105,25 +106,6 @@ def run(corpus: CorpusSettings, settings: SplitSettings, out_dir: Path) -> Split
     for name in SPLITS:
         write_corpus(parts[name], getattr(files, name))
     return files
-
-
-def _refuse_shared_ids(parts: dict[str, Corpus], corpus: CorpusSettings) -> None:
-    """A document id in two splits is refused now, not hours later where the audit joins the
-    training and validation notes: files a site split itself often number from 1 each."""
-    files = {"train": corpus.path, "validation": corpus.validation_path, "test": corpus.test_path}
-    seen: dict[str, str] = {}
-    for name in SPLITS:
-        for line, doc in enumerate(parts[name].documents, start=1):
-            first = seen.setdefault(doc.id, name)
-            if first != name:
-                raise CorpusFormatError(
-                    f"document {line}, field 'id': {doc.id!r} is also a document id of the "
-                    f"{first} split ({files[first] or corpus.path}); fix: give every document "
-                    "a unique id across the train, validation and test files (e.g. prefix "
-                    "each file's ids with its split)",
-                    path=files[name] or corpus.path,
-                    line=line,
-                )
 
 
 def _settings(config: SiteConfig) -> dict[str, Any]:

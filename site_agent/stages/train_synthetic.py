@@ -15,7 +15,6 @@ from typing import Any
 
 from rich.progress import Progress
 
-from protocol import Corpus, Document
 from shared.atomic import atomic_write_text
 from shared.corpus_io import read_corpus
 from shared.provenance import sha256_file
@@ -26,11 +25,9 @@ from site_agent.config import SiteConfig
 from site_agent.export.bundle import write_trained_on
 from site_agent.models.identity import model_identity
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
-from site_agent.split.by_source import split_corpus
-from site_agent.stages.run_plan import MEMORY_FIXES
-from site_agent.train_synthetic.report import SiteReport, headline, render_markdown
-
-SYNTHETIC_VALIDATION_FRACTION = 0.1
+from site_agent.plan.memory import MEMORY_FIXES
+from site_agent.train_synthetic.report import SiteReport, diagnosed_scores, render_markdown
+from site_agent.train_synthetic.sets import synthetic_train_validation, without_spans
 
 
 def evaluation_file(annotator: str) -> str:
@@ -45,23 +42,6 @@ def trained_with(settings: GoldAnnotatorSettings) -> dict[str, Any]:
         "base_model": model_identity(settings.base_model).label,
         **settings.training.model_dump(),
     }
-
-
-def without_spans(corpus: Corpus) -> Corpus:
-    docs = tuple(Document(id=d.id, text=d.text, source=d.source) for d in corpus.documents)
-    return Corpus(documents=docs, labels=corpus.labels, provenance=corpus.provenance)
-
-
-def synthetic_train_validation(corpus: Corpus, seed: int) -> tuple[Corpus, Corpus]:
-    """A seeded 90/10 split of the synthetic corpus (the same notes serve both if tiny)."""
-    fractions = {
-        "train": 1 - SYNTHETIC_VALIDATION_FRACTION,
-        "validation": SYNTHETIC_VALIDATION_FRACTION,
-    }
-    parts = split_corpus(corpus, fractions, seed=seed)
-    if len(parts["train"]) == 0 or len(parts["validation"]) == 0:
-        return corpus, corpus
-    return parts["train"], parts["validation"]
 
 
 def run(
@@ -85,14 +65,16 @@ def run(
     write_trained_on(trained.model_dir, trained_on)
     test = read_corpus(inputs["split.test"])
     blind = without_spans(test)
-    evaluations = {
-        "gold": evaluate(test, annotate_corpus(inputs["annotator.model"], blind, progress)),
-        "synthetic": evaluate(test, annotate_corpus(trained.model_dir, blind, progress)),
+    predictions = {
+        "gold": annotate_corpus(inputs["annotator.model"], blind, progress),
+        "synthetic": annotate_corpus(trained.model_dir, blind, progress),
     }
+    evaluations = {name: evaluate(test, pred) for name, pred in predictions.items()}
     for name, evaluation in evaluations.items():
         atomic_write_text(out_dir / evaluation_file(name), evaluation.model_dump_json(indent=2))
     real = read_corpus(inputs["split.train"])
-    gold, syn = headline(evaluations["gold"]), headline(evaluations["synthetic"])
+    scores = diagnosed_scores(test, predictions, evaluations)
+    gold, syn = scores["gold"], scores["synthetic"]
     report = SiteReport(
         site_id=site_id,
         n_test_documents=len(test),

@@ -5,10 +5,15 @@ Only numbers and label names: the report may travel in the export bundle.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
+from protocol import Corpus
 from protocol.base import ProtocolModel
-from protocol.evaluation import CorpusDiagnostics, EvaluationReport
+from protocol.evaluation import CorpusDiagnostics, EvaluationReport, LabelRecall, MissedShape
+from shared.markdown import markdown_cell
 
 
 class ModelScores(ProtocolModel):
@@ -20,6 +25,17 @@ class ModelScores(ProtocolModel):
     exact_f1: float
     overlap_f1: float
     leakage_rate: float
+    per_label: dict[str, LabelRecall] = Field(
+        default_factory=dict, description="support, recall and leaked documents per gold label"
+    )
+    missed_shapes: tuple[MissedShape, ...] | None = Field(
+        default=None,
+        description="shapes of the test identifiers this annotator misses and the gold "
+        "annotator catches (the synthetic annotator only; None for gold itself)",
+    )
+    missed_shapes_left_out: int = Field(
+        default=0, ge=0, description="such identifiers in the rows past the table's cut"
+    )
 
 
 class SiteReport(ProtocolModel):
@@ -47,6 +63,24 @@ def headline(report: EvaluationReport) -> ModelScores:
         overlap_f1=report.overlap.micro.f1,
         leakage_rate=report.leakage.leakage_rate,
     )
+
+
+def diagnosed_scores(
+    test: Corpus, predictions: Mapping[str, Corpus], evaluations: Mapping[str, EvaluationReport]
+) -> dict[str, ModelScores]:
+    """Each annotator's headline scores with its per-label recall; every annotator but
+    ``gold`` also gets the shapes of the identifiers it misses that the gold annotator
+    catches."""
+    from shared.metrics.misses import label_recall, missed_shapes
+
+    scores: dict[str, ModelScores] = {}
+    for name, pred in predictions.items():
+        update: dict[str, Any] = {"per_label": label_recall(test, pred)}
+        if name != "gold":
+            rows, left_out = missed_shapes(test, pred, reference=predictions["gold"])
+            update |= {"missed_shapes": rows, "missed_shapes_left_out": left_out}
+        scores[name] = headline(evaluations[name]).model_copy(update=update)
+    return scores
 
 
 def _row(name: str, scores: ModelScores) -> str:
@@ -123,4 +157,60 @@ def render_markdown(report: SiteReport) -> str:
         )
         for label in labels
     ]
+    lines += ["", *per_label_table(report), "", *missed_shapes_table(report.synthetic)]
     return "\n".join(lines) + "\n"
+
+
+def _code(text: str) -> str:
+    """``text`` as a code span in a table cell: literal, with its pipes escaped (GFM)."""
+    fence = "``" if "`" in text else "`"
+    pad = " " if fence == "``" else ""
+    return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
+
+
+def per_label_table(report: SiteReport) -> list[str]:
+    """Support, recall and leaked test documents per gold label, both annotators side by side."""
+    gold, syn = report.gold.per_label, report.synthetic.per_label
+    if not gold and not syn:
+        return []  # a report written before the per-label figures
+    lines = [
+        "| label | test spans | gold recall | synthetic recall | gold leaked docs "
+        "| synthetic leaked docs |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label in sorted(set(gold) | set(syn)):
+        g, s = gold.get(label), syn.get(label)
+        support = g.support if g is not None else s.support if s is not None else 0
+        lines.append(
+            f"| {markdown_cell(label)} | {support} | {show_number(g.recall if g else None)} | "
+            f"{show_number(s.recall if s else None)} | "
+            f"{show_number(g.leaked_documents if g else None)} | "
+            f"{show_number(s.leaked_documents if s else None)} |"
+        )
+    return lines
+
+
+def missed_shapes_table(scores: ModelScores) -> list[str]:
+    """The shapes of the test identifiers the synthetic annotator misses and gold catches."""
+    head = [
+        "Test identifiers the synthetic annotator misses and the gold annotator catches, by "
+        "shape (letters as X/x runs, digits as d; never the identifiers themselves):",
+        "",
+    ]
+    if scores.missed_shapes is None:
+        return []
+    if not scores.missed_shapes:
+        return [*head[:1], "none."]
+    lines = [
+        *head,
+        "| label | shape | casing | length | position | missed |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {markdown_cell(r.label)} | {_code(r.shape)} | {r.casing} | {r.length} | {r.position} | "
+        f"{r.count} |"
+        for r in scores.missed_shapes
+    ]
+    if scores.missed_shapes_left_out:
+        lines += ["", f"{scores.missed_shapes_left_out} more in rarer shapes, not listed."]
+    return lines

@@ -18,8 +18,9 @@ from site_agent.adapt.recipe import Machine
 from site_agent.config import build_site_config
 from site_agent.pipeline.running import RUNNING_FILE
 from site_agent.pipeline.stage import STAGE_RECORD, StageRecord
+from site_agent.plan.artifact import PLAN_FILE
+from site_agent.plan.estimate import RunPlan, StageEstimate, plan_run
 from site_agent.stages.pipeline import folder_of
-from site_agent.stages.run_plan import PLAN_FILE, RunPlan, StageEstimate, plan_run
 
 HOURS = {"annotator": 0.5, "adapt": 1.0, "generate": 2.0, "export": 0.0, "audit": 0.1}
 

@@ -20,8 +20,8 @@ from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_file
 from shared.signing import generate_signing_key
+from site_agent.audit.corpus_audit import AUDITED_CORPUS, run_audit
 from site_agent.audit.policy import AuditPolicy
-from site_agent.audit.run import AUDITED_CORPUS, run_audit
 from site_agent.audit.seal import seal_key, write_seal
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.export.bundle import BundleRequest, build_bundle
@@ -205,7 +205,7 @@ GATE_CASES: list[Any] = [
     (threshold_edited_verdict_true, "audit_verdict"),
     (threshold_edited_in_rules_and_policy, "audit_settings"),
     (measured_value_edited, "audit_verdict"),
-    (verdict_flipped, "audit_verdict"),
+    (verdict_flipped, "audit_report_valid"),  # each rule judged again on its own figure
     (corpus_and_its_hash_edited, "audit_document_accounting"),
     # A hand-edited report whose hashes, lists and figures all agree with each other passes
     # this layer (re-measuring would mean re-auditing); the seal below refuses it.

@@ -186,10 +186,12 @@ def no_nonce_signature(bundle: Path, s: Sites) -> Responder:
 
 
 def laundered_corpus(bundle: Path, s: Sites) -> Responder:
-    """The honest site's corpus, re-signed under the hostile site's id."""
+    """The honest site's corpus, re-signed under the hostile site's id in a later bundle (issue
+    50: the later submitter alone is excluded; both were before)."""
     name = next(a["name"] for a in manifest_of(s.honest)["artifacts"]
                 if a["kind"] == "synthetic_corpus")  # fmt: skip
     replace_corpus(bundle, (s.honest / name).read_bytes(), s.hostile_keys.private)
+    forge(bundle, lambda m: m.update(created_at="2100-01-01T00:00:00Z"), s.hostile_keys.private)
     return signed(bundle, s)
 
 
@@ -208,7 +210,7 @@ COLLECT: list[tuple[str, str, Craft, str, bool]] = [
     ("auto_map in encoder config", "accepted", auto_map_config, "unsafe_model", True),
     ("reply replayed from another run", "accepted", replayed_reply, "stale_reply", True),
     ("reply without the nonce signature", "accepted", no_nonce_signature, "stale_reply", True),
-    ("another site's corpus re-signed", "accepted", laundered_corpus, "duplicate_corpus", False),
+    ("another site's corpus re-signed", "accepted", laundered_corpus, "duplicate_corpus", True),
 ]
 
 

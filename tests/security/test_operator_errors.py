@@ -680,8 +680,8 @@ def test_export_manifest_base_models_are_names(
 
 def test_audit_report_holds_no_local_paths(tmp_path: Path) -> None:
     from protocol import Corpus, Document
+    from site_agent.audit.corpus_audit import run_audit
     from site_agent.audit.policy import AuditPolicy
-    from site_agent.audit.run import run_audit
 
     real = read_corpus(_file("real.jsonl", (json.dumps(DOC) + "\n").encode())(tmp_path))
     synthetic = Corpus(documents=(Document(id="s1", text="Ana vive en Bilbao"),))

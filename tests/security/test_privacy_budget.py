@@ -265,3 +265,22 @@ def test_site_agent_privacy_budget_shows_the_spend(tmp_path: Path) -> None:
     )
     assert broken.returncode == 5
     assert "privacy-ledger.json" in broken.stderr and "restore it from a backup" in broken.stderr
+
+
+def test_joining_prints_the_spend_and_a_damaged_ledger_in_words(tmp_path: Path) -> None:
+    from site_agent.federation.join import load_join_config, privacy_status
+
+    config = site_dir(tmp_path, "[federation.evaluation]\nlifetime_models = 4\n")
+    scored(send(wire.CROSS_SITE, config, probes(tmp_path / "m", ["w"])))
+    site_toml = tmp_path / "join.toml"
+    site_toml.write_text(
+        f'[federation]\nsite-id = "site-a"\nwork-dir = "{tmp_path}"\n'
+        f'test-split = "{config["test-split"]}"\n\n'
+        "[federation.evaluation]\nlifetime_models = 4\n",
+        encoding="utf-8",
+    )
+    lines = privacy_status(load_join_config(site_toml))
+    assert "1 models scored, 3 left" in lines[1]
+    (tmp_path / "federation" / "privacy-ledger.json").write_text("{", encoding="utf-8")
+    (line,) = privacy_status(load_join_config(site_toml))
+    assert "cannot be read" in line and "every evaluation will be refused" in line

@@ -86,11 +86,15 @@ LOG_FORGERIES = [
 def test_a_label_cannot_forge_a_coordinator_log_line(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, case: str, label: str
 ) -> None:
+    """Issue 50 made labels data by type (``protocol.corpus.LabelName``): a label with a line
+    break or an escape is refused with the reply, which is excluded with a named reason, and
+    the log line that says so is still one line."""
     with caplog.at_level(logging.INFO, logger="flwr"):
         state = run_roll_call(tmp_path, {1: roll_call_json("site-a", [label])})
-    assert "site-a" in state.roll
+    assert "site-a" not in state.roll
+    assert ("node-1", "roll_call") in {(e.site_id, e.phase) for e in state.exclusions}
     lines = [r.getMessage() for r in caplog.records]
-    assert any("site-a" in line for line in lines)
+    assert any("node-1" in line for line in lines)
     for line in lines:
         assert not any(c in line for c in "\n\r\x1b\u2028"), (case, line)
 

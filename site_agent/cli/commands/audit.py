@@ -114,9 +114,9 @@ def register(app: typer.Typer) -> None:
             return
         if synthetic is None:
             raise UsageError("--synthetic is required (unless --plant-canaries is given)")
+        from site_agent.audit.corpus_audit import AUDITED_CORPUS, run_audit
         from site_agent.audit.policy import load_policy
         from site_agent.audit.report import AUDIT_MD
-        from site_agent.audit.run import AUDITED_CORPUS, run_audit
 
         audited = out / AUDITED_CORPUS  # never left without its audit.json (a full disk)
         with written_together(audited, file_sidecar(audited), out / AUDIT_JSON, out / AUDIT_MD):

@@ -13,16 +13,11 @@ from site_agent.cli.run_config import config_for_run
 from site_agent.cli.summary import annotator_notes, summary_table, where_to_look
 from site_agent.export.approval import ApprovalPending, waiting_bundle, waiting_message
 from site_agent.pipeline.runner import StageRun
-from site_agent.stages.pipeline import (
-    LeftToRun,
-    check_runnable,
-    left_to_run,
-    run_pipeline,
-    stage_artifact,
-)
+from site_agent.plan.memory import check_fits
+from site_agent.stages.left_to_run import LeftToRun, left_to_run
+from site_agent.stages.pipeline import check_runnable, run_pipeline, stage_artifact
 from site_agent.stages.preflight import run_preflight, training_preflight
 from site_agent.stages.registry import stage_names
-from site_agent.stages.run_plan import check_fits, save_plan
 
 
 def cli_overrides(
@@ -96,10 +91,9 @@ def register(app: typer.Typer) -> None:
             print_left(left_to_run(plan, config, from_stage), console)
             check_fits(plan, str(site_config or "the demo profile"))
             check_runnable(config)  # nothing is written for a run that cannot start
-            save_plan(plan, config.work_dir)
         runs: list[StageRun] = []
         try:
-            run_pipeline(config, from_stage=from_stage, console=console, runs=runs)
+            run_pipeline(config, from_stage=from_stage, console=console, runs=runs, plan=plan)
         finally:
             if runs:
                 console.print(summary_table(runs, plan))

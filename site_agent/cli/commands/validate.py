@@ -19,13 +19,13 @@ from shared.corpus_io import read_corpus, require_documents
 from shared.errors import CorpusFormatError
 from shared.provenance import make_provenance, sha256_tree
 from site_agent.annotator.settings import GoldAnnotatorSettings
+from site_agent.plan.estimate import RunPlan, plan_lines
 from site_agent.stages.preflight import (
     PreflightReport,
     default_settings,
     preflight,
     preflight_lines,
 )
-from site_agent.stages.run_plan import RunPlan, plan_lines
 
 
 def print_problems(exc: CorpusFormatError, console: Console) -> None:
@@ -66,8 +66,8 @@ def run_plan_for(corpus: Corpus, path: Path, fmt: str | None, site_config: Path 
     site's own validation and test files where site.toml names them)."""
     from site_agent.adapt.recipe import this_machine
     from site_agent.config import build_site_config, load_site_config
+    from site_agent.plan.estimate import plan_run
     from site_agent.stages.preflight import run_preflight
-    from site_agent.stages.run_plan import plan_run
 
     if site_config is not None:
         config = load_site_config(site_config)

@@ -6,13 +6,17 @@ same protocol ``Corpus``, which flows through the same annotate stage and privac
 
 from __future__ import annotations
 
+import importlib
+
 from shared.registry import Registry
 from site_agent.generate.modes.base import GenerationMode, Labelled, SeedNotes, SpanSource
+from site_agent.generate.settings import GENERATION_MODES, PLUGIN_MODES
 
 
 def _builtin_modes() -> None:
-    """The built-in modes; each registers itself when imported."""
-    from site_agent.generate.modes import annotate, tagged, template  # noqa: F401
+    """The built-in modes, one file each in this folder; each registers itself when imported."""
+    for name in GENERATION_MODES:
+        importlib.import_module(f"{__name__}.{name}")
 
 
 MODES: Registry[GenerationMode] = Registry("generation mode", builtins=_builtin_modes)
@@ -22,6 +26,8 @@ def register_mode(mode: GenerationMode) -> GenerationMode:
     """Add ``mode`` to the registry under its name."""
     if mode.name in MODES:
         raise ValueError(f"generation mode {mode.name!r} is registered twice")
+    if mode.name not in GENERATION_MODES:
+        PLUGIN_MODES.add(mode.name)  # a plug-in mode: site.toml may name it
     return MODES.add(mode.name, mode)
 
 

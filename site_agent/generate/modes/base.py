@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from protocol import Corpus, Document
 from site_agent.generate.settings import GenerationSettings
 from site_agent.privacy.identifying import IdentifyingIndex
 from site_agent.pseudonymise.settings import PseudonymiseSettings
+
+if TYPE_CHECKING:
+    from site_agent.generate.phi_rate import PhiReader
 
 SpanSource = Literal["annotator", "generator"]
 
@@ -60,6 +63,29 @@ class GenerationMode(Protocol):
     @property
     def spans(self) -> SpanSource:
         """Who labels the notes: the gold-trained annotator or the generator."""
+        ...
+
+    @property
+    def adapt_epochs(self) -> int:
+        """The adaptation epochs the generator recipe gives this mode where ``[adapt]`` sets
+        none."""
+        ...
+
+    @property
+    def epochs_basis(self) -> str:
+        """Why those epochs, as the recipe's reason says it."""
+        ...
+
+    @property
+    def phi_reader(self) -> PhiReader | None:
+        """How the early PHI-rate check reads the PHI the generator wrote in a note
+        (``site_agent.generate.phi_rate``: placeholders, tag pairs); None: the mode writes
+        no markers (no check)."""
+        ...
+
+    @property
+    def phi_noun(self) -> str:
+        """What those markers are called in the PHI-rate diagnosis."""
         ...
 
     def render(self, doc: Document) -> str:

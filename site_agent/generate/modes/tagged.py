@@ -2,8 +2,8 @@
 every (pseudonymised) identifier and writes tagged notes; the tags become the spans.
 
 Malformed tags are repaired (dropped, text kept) or, with ``tag_errors = "reject"``, the note
-is dropped; the summary reports the malformed-tag rate. A note with a tag naming a label
-outside the scheme is always dropped (its surface would stay in the text as an unlabelled
+is dropped; the summary reports the malformed-tag rate. A note with a pair of tags naming a
+label outside the scheme is always dropped (its surface would stay in the text as an unlabelled
 identifier) and counted per label (``unknown_labels``).
 """
 
@@ -16,6 +16,7 @@ from protocol import Corpus, Document
 from site_agent.generate.label_marks import marker_notes
 from site_agent.generate.modes import register_mode
 from site_agent.generate.modes.base import Labelled, SeedNotes, SpanSource, with_documents
+from site_agent.generate.phi_rate import PhiReader, tags_written
 from site_agent.generate.settings import GenerationSettings
 from site_agent.generate.tags import insert_tags, read_tags, tag_tokens
 
@@ -24,6 +25,10 @@ from site_agent.generate.tags import insert_tags, read_tags, tag_tokens
 class Tagged:
     name: str = "tagged"
     spans: SpanSource = "generator"
+    adapt_epochs: int = 2
+    epochs_basis: str = "as template (not measured): 96 steps on 65 notes beat 192"
+    phi_reader: PhiReader | None = tags_written
+    phi_noun: str = "tag pairs"
 
     def render(self, doc: Document) -> str:
         return insert_tags(doc)
@@ -58,7 +63,7 @@ class Tagged:
                     meta=meta,
                 )
             )
-        tags = 2 * well_formed + malformed
+        tags = 2 * (well_formed + unknown.total()) + malformed
         summary = {
             "tags": tags,
             "well_formed_pairs": well_formed,

@@ -74,3 +74,30 @@ def test_models_are_sent_in_batches_under_the_size_limit(tmp_path: Path) -> None
     a, b, big, c = model("a", 40), model("b", 50), model("big", 500), model("c", 10)
     assert batches([a, b, big, c], 100) == [[a, b], [big], [c]]
     assert batches([], 100) == [[]]
+
+
+def test_a_sites_stated_privacy_spend_reaches_the_report(tmp_path: Path) -> None:
+    from coordinator.report.build import site_summaries
+    from protocol.rounds import PrivacySpend
+
+    spend = PrivacySpend(
+        mechanism="gaussian",
+        epsilon_budget=8.0,
+        delta=1e-6,
+        epsilon_spent=2.0,
+        epsilon_left=6.0,
+        models_scored=3,
+        models_left=45,
+        epsilon_per_model=1.04,
+        noise_sd=0.1,
+    )
+    state = run_state(tmp_path, {1: "site-a", 2: "site-b"})
+    replies = {
+        1: Reply(
+            1, content=wire.pack(CrossSiteReply(metrics={"pooled": metrics(0.8)}, privacy=spend))
+        ),
+        2: Reply(2, content=wire.pack(CrossSiteReply(metrics={"pooled": metrics(0.7)}))),
+    }
+    matrix_from_replies(replies, state, ("pooled",))
+    summaries = {s.site_id: s.privacy for s in site_summaries(state)}
+    assert summaries == {"site-a": spend, "site-b": None}

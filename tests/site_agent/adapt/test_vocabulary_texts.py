@@ -6,8 +6,8 @@ from __future__ import annotations
 from protocol import Corpus, Document, Span
 from site_agent.generate.modes import mode_for
 from site_agent.generate.settings import GenerationSettings
+from site_agent.generate.vocabulary_texts import SURROGATE_ROUNDS, vocabulary_texts
 from site_agent.pseudonymise.settings import PseudonymiseSettings
-from site_agent.stages.adapt import SURROGATE_ROUNDS, vocabulary_texts
 
 NAME = "Ignacio Navarro"
 TRAIN = Corpus(

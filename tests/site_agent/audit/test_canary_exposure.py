@@ -9,8 +9,8 @@ import pytest
 
 from protocol import Corpus, Document
 from shared.corpus_io import read_corpus
+from site_agent.audit.corpus_audit import AUDITED_CORPUS, run_audit
 from site_agent.audit.policy import AuditPolicy
-from site_agent.audit.run import AUDITED_CORPUS, run_audit
 from site_agent.canaries.identifiers import plant_canaries
 from tests.site_agent.audit.builders import random_corpus
 

@@ -19,9 +19,9 @@ import pytest
 from protocol import Corpus, Document
 from protocol.audit import AuditReport, CanarySet, MembershipCanarySet
 from shared.corpus_io import read_corpus, write_corpus
+from site_agent.audit.corpus_audit import AUDITED_CORPUS, run_audit
 from site_agent.audit.kept_counts import KeptCounts
 from site_agent.audit.policy import AuditPolicy, FilterSettings, MembershipSettings
-from site_agent.audit.run import AUDITED_CORPUS, run_audit
 from site_agent.canaries.identifiers import plant_canaries
 from site_agent.canaries.membership import make_membership_canaries
 from site_agent.canaries.settings import CanarySettings

@@ -17,6 +17,7 @@ from protocol import Corpus, Document
 from protocol.audit import MembershipCanarySet
 from shared.corpus_io import write_corpus
 from shared.errors import ExportRefusedError
+from site_agent.audit.corpus_audit import run_audit
 from site_agent.audit.membership import (
     build_index,
     lm_ratio_scores,
@@ -25,7 +26,6 @@ from site_agent.audit.membership import (
     secret_matrix,
 )
 from site_agent.audit.policy import AuditPolicy, MembershipSettings
-from site_agent.audit.run import run_audit
 from site_agent.canaries.membership import make_membership_canaries
 from site_agent.canaries.settings import CanarySettings
 from site_agent.export.gate import AuditBinding, check_settings

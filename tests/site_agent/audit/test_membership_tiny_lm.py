@@ -16,8 +16,8 @@ import pytest
 from protocol import Corpus, Document
 from protocol.audit import AuditReport, MembershipCanarySet
 from site_agent.adapt.data import collate, tokenise_documents, training_texts
+from site_agent.audit.corpus_audit import run_audit
 from site_agent.audit.policy import AuditPolicy
-from site_agent.audit.run import run_audit
 from site_agent.canaries.membership import make_membership_canaries
 from site_agent.canaries.settings import CanarySettings
 from site_agent.generate.modes import mode_for

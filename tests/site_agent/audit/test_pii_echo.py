@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from site_agent.audit.corpus_audit import run_audit
 from site_agent.audit.pii_echo import collect_surfaces, is_specific
 from site_agent.audit.policy import AuditPolicy, PiiEchoSettings
-from site_agent.audit.run import run_audit
 from site_agent.cli.commands.audit import read_extra_surfaces
 
 from .builders import corpus, make_doc, measured

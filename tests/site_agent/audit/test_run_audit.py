@@ -13,8 +13,8 @@ from protocol.audit import AuditReport
 from shared.corpus_io import read_corpus
 from shared.errors import ConfigError
 from shared.provenance import sha256_file
+from site_agent.audit.corpus_audit import AUDITED_CORPUS, run_audit
 from site_agent.audit.policy import AuditPolicy, FilterSettings, load_policy
-from site_agent.audit.run import AUDITED_CORPUS, run_audit
 from site_agent.privacy.reference import word_spans
 from tests.tiny_models import tiny_tokenizer
 

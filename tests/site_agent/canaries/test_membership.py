@@ -145,8 +145,8 @@ def test_no_canary_record_secret_or_name_reaches_the_signed_bundle(tmp_path: Pat
     """A passing audit that used membership canaries, exported with the gate bound to the
     record: the bundle holds neither the record nor any canary's secret or name."""
     from shared.signing import generate_signing_key
+    from site_agent.audit.corpus_audit import AUDITED_CORPUS, run_audit
     from site_agent.audit.policy import AuditPolicy
-    from site_agent.audit.run import AUDITED_CORPUS, run_audit
     from site_agent.export.bundle import BundleRequest, build_bundle
     from site_agent.export.gate import AuditBinding
     from site_agent.export.settings import ExportSettings
@@ -196,8 +196,8 @@ def test_planted_canaries_do_not_enlarge_the_synthetic_corpus(
 ) -> None:
     """The amount is a multiple of the training notes; canary notes are not training notes."""
     from site_agent.generate.modes import SeedNotes
+    from site_agent.generate.notes import generate_notes
     from site_agent.generate.settings import GenerationSettings
-    from site_agent.stages import generate as generate_stage
 
     class Planned(Exception):
         pass
@@ -208,12 +208,12 @@ def test_planted_canaries_do_not_enlarge_the_synthetic_corpus(
         sizes.append(n_train)
         raise Planned
 
-    monkeypatch.setattr(generate_stage, "plan_for_model", plan)
+    monkeypatch.setattr("site_agent.generate.notes.plan_for_model", plan)
     monkeypatch.setattr("site_agent.models.resolve_model", lambda name, allow_fetch: name)
     planted, record = make_membership_canaries(TRAIN, SETTINGS)
     assert len(planted) == len(TRAIN) + len(record.members)
     with pytest.raises(Planned):
-        generate_stage.run(
+        generate_notes(
             tmp_path,
             TRAIN,
             SeedNotes(planted),

@@ -77,8 +77,8 @@ def test_init_leaves_the_amount_to_the_time_budget(tmp_path: Path) -> None:
     """A time budget set in init's site.toml lowers the amount of notes, not their length:
     the amount init shows is a comment, so it does not count as set."""
     from site_agent.adapt.recipe import Machine
-    from site_agent.stages.run_plan import plan_run
-    from tests.site_agent.test_run_plan import _train
+    from site_agent.plan.estimate import plan_run
+    from tests.site_agent.plan.test_estimate import _train
 
     assert _init(tmp_path, "--language", "es").returncode == 0
     config = load_site_config(tmp_path / "site.toml")

@@ -111,5 +111,13 @@ def test_the_filled_spans_the_export_and_the_site_report_keep_the_hospitals_labe
     report = json.loads((_bundle(work) / "site_report.json").read_text(encoding="utf-8"))
     assert set(report["real_diagnostics"]["labels"]) == set(RENAMED.values())
     assert set(report["synthetic_diagnostics"]["labels"]) == labels
+    # issue 49: recall per label for both annotators, in the hospital's own label names
+    split = stage_artifact(work, "split", "test")
+    assert split is not None
+    test = read_corpus(split)
+    tested = {s.label for d in test.documents for s in d.spans}
+    assert set(report["gold"]["per_label"]) == set(report["synthetic"]["per_label"]) == tested
+    assert tested <= set(RENAMED.values())
+    assert all(row["label"] in tested for row in report["synthetic"]["missed_shapes"])
     audit = json.loads((_bundle(work) / "audit.json").read_text(encoding="utf-8"))
     assert set(audit["measures"]["pii_echo"]["after"]["by_label"]) == set(RENAMED.values())

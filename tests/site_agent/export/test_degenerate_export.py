@@ -16,8 +16,8 @@ from shared.corpus_io import write_corpus
 from shared.errors import ExportRefusedError
 from shared.provenance import sha256_file
 from shared.signing import generate_signing_key
+from site_agent.audit.corpus_audit import AUDITED_CORPUS, run_audit
 from site_agent.audit.policy import AuditPolicy
-from site_agent.audit.run import AUDITED_CORPUS, run_audit
 from site_agent.export.bundle import TRAINED_ON_KEY, BundleRequest, build_bundle
 from site_agent.export.gate import AuditBinding
 from site_agent.export.quality import degenerate_findings

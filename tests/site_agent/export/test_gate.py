@@ -12,8 +12,8 @@ import pytest
 from protocol import Corpus, Document
 from shared.corpus_io import write_corpus
 from shared.errors import ExportRefusedError
+from site_agent.audit.corpus_audit import AUDITED_CORPUS, run_audit
 from site_agent.audit.policy import AuditPolicy, FilterSettings
-from site_agent.audit.run import AUDITED_CORPUS, run_audit
 from site_agent.export.gate import require_passing_audit
 from tests.site_agent.audit.builders import random_corpus
 

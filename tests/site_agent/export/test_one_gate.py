@@ -20,8 +20,8 @@ import pytest
 from protocol import Corpus
 from shared.corpus_io import write_corpus
 from shared.signing import generate_signing_key
+from site_agent.audit.corpus_audit import AUDITED_CORPUS, run_audit
 from site_agent.audit.policy import AuditPolicy
-from site_agent.audit.run import AUDITED_CORPUS, run_audit
 from site_agent.audit.seal import seal_key, write_seal
 from site_agent.export import bundle as bundle_module
 from site_agent.export import gate

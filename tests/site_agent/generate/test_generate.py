@@ -13,7 +13,7 @@ from shared.corpus_io import read_corpus
 from shared.errors import ConfigError, CorpusFormatError
 from site_agent.generate import backend as backend_registry
 from site_agent.generate.plan import GenerationPlan, slots
-from site_agent.generate.run import generate_corpus, run_history
+from site_agent.generate.resumable import generate_corpus, run_history
 from site_agent.generate.settings import GenerationSettings
 from site_agent.generate.store import load_done
 from tests.site_agent.generate import fake_backend
@@ -162,8 +162,7 @@ def test_hf_backend_generates_the_planned_corpus_and_resumes(
 
 
 def test_the_stage_adds_earlier_invocations_of_the_same_run_only() -> None:
-    from site_agent.generate.run import RunHistory
-    from site_agent.stages.generate import resumed_summary
+    from site_agent.generate.resumable import RunHistory, resumed_summary
 
     after = RunHistory("d", 130.0, 3)
     assert resumed_summary(None, after) == {"generation_runs": 3, "seconds_earlier_runs": 0}

@@ -13,6 +13,7 @@ from protocol import Corpus, Document, Span
 from shared.errors import QualityGateError
 from site_agent.generate import backend as backend_registry
 from site_agent.generate.backend import PromptJob
+from site_agent.generate.modes import mode_for
 from site_agent.generate.phi_rate import (
     PhiRateError,
     check_phi_rate,
@@ -21,7 +22,7 @@ from site_agent.generate.phi_rate import (
     written_rate,
 )
 from site_agent.generate.plan import GenerationPlan, phi_opening, phi_openings
-from site_agent.generate.run import generate_corpus
+from site_agent.generate.resumable import generate_corpus
 from site_agent.generate.settings import GenerationSettings
 
 LABELS = frozenset({"NAME", "DATE"})
@@ -73,7 +74,9 @@ def _generate(tmp_path: Path, continuation: str, min_ratio: float) -> tuple[Corp
     found: list = []
 
     def check(docs: Sequence[Document], plan: GenerationPlan) -> None:
-        found.append(check_phi_rate("template", real, docs, plan.prompts, LABELS, min_ratio))
+        found.append(
+            check_phi_rate(mode_for("template"), real, docs, plan.prompts, LABELS, min_ratio)
+        )
 
     settings = GenerationSettings(backend="spy", batch_size=8)
     corpus = generate_corpus(
@@ -126,7 +129,8 @@ def test_written_rate_counts_only_what_follows_the_prompt(continuation: str, cou
 
 def test_annotate_mode_is_not_checked() -> None:
     doc = Document(id="d", text="x", meta={"prompt_index": 0})
-    assert check_phi_rate("annotate", real_rate(_real(2, 2)), [doc], ["x"], LABELS, 0.25) is None
+    annotate = mode_for("annotate")
+    assert check_phi_rate(annotate, real_rate(_real(2, 2)), [doc], ["x"], LABELS, 0.25) is None
 
 
 NOTE = Document(
@@ -159,8 +163,7 @@ def test_phi_openings_replace_phi_free_openings_first(
 def test_prompt_origin_records_the_words_each_prompt_really_took() -> None:
     """The private record names, for every prompt, the note, the word it starts at and how
     many it holds: a prompt cut around an identifier is recorded as such, not as an opening."""
-    from site_agent.generate.plan import prompt_origin
-    from site_agent.stages.generate import origin_summary
+    from site_agent.generate.plan import origin_summary, prompt_origin
 
     free = [Document(id=f"f{i}", text=f"Nota {i} sin datos.") for i in range(3)]
     validation = Corpus(documents=(NOTE, *free))
@@ -242,7 +245,7 @@ CASES = [
         "tagged",
         " y <Nombre>Luis</Nombre> ingresa hoy por dolor sin fiebre",
         "invents label names",
-        {"mentions": 0, "unknown_labels": {"Nombre": 32}, "malformed": 0},
+        {"mentions": 0, "unknown_labels": {"Nombre": 16}, "malformed": 0},
         id="tagged-unknown-labels",
     ),
     pytest.param(
@@ -266,7 +269,7 @@ def test_each_case_stops_with_its_own_diagnosis_and_counts(
     ]
     real = real_rate(_real(20, 20))
     with pytest.raises(PhiRateError) as raised:
-        check_phi_rate(mode, real, docs, [prompt], LABELS, 0.25, 5.0)
+        check_phi_rate(mode_for(mode), real, docs, [prompt], LABELS, 0.25, 5.0)
     message = str(raised.value)
     assert cause in message and "fix:" in message
     others = {c.values[2] for c in CASES} - {cause}  # type: ignore[index]
@@ -280,7 +283,9 @@ def test_a_rate_within_the_band_passes_and_keeps_what_else_it_saw() -> None:
     prompt = PROMPTS["template"]
     text = prompt + " y {{NAME:2}} ingresa hoy {{Nombre:1}} por dolor sin fiebre ni"
     docs = [Document(id=f"g{i}", text=text, meta={"prompt_index": 0}) for i in range(4)]
-    check = check_phi_rate("template", real_rate(_real(20, 20)), docs, [prompt], LABELS, 0.25, 5.0)
+    check = check_phi_rate(
+        mode_for("template"), real_rate(_real(20, 20)), docs, [prompt], LABELS, 0.25, 5.0
+    )
     assert check is not None and check.passed and check.written.mentions == 4
     assert check.written.unknown_labels == {"Nombre": 4}
 

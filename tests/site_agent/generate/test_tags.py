@@ -57,7 +57,7 @@ def test_inserted_tags_wrap_each_surface() -> None:
         ("a <FECHAS> b", "a  b", [], 1),  # never closed
         ("<FECHAS>a <FECHAS>b</FECHAS>", "a b", [(2, 3, "FECHAS")], 1),  # re-opened
         ("<FECHAS>a</EDAD_SUJETO_ASISTENCIA> b", "a b", [], 2),  # closed as another label
-        ("<OTRO>a</OTRO> b", "a b", [], 2),  # label outside the allow-list
+        ("<OTRO>a</OTRO> b", "a b", [], 0),  # outside the allow-list: counted apart
         ("<FECHAS> </FECHAS>b", " b", [], 2),  # empty
         ("ok <FECHAS>1</FECHAS> then <NOMBRE_SU", "ok 1 then ", [(3, 4, "FECHAS")], 1),
         ("cut </", "cut ", [], 1),
@@ -71,6 +71,15 @@ def test_malformed_tags_are_dropped_and_counted(
     assert reading.text == text
     assert [(s.start, s.end, s.label) for s in reading.spans] == spans
     assert reading.malformed == malformed
-    assert reading.tags == 2 * len(spans) + malformed
+    assert reading.tags == 2 * (len(spans) + sum(reading.unknown.values())) + malformed
+    assert reading.unknown == ({"OTRO": 1} if "OTRO" in generated else {})
     for span in reading.spans:
         assert reading.text[span.start : span.end].strip() == reading.text[span.start : span.end]
+
+
+def test_a_pair_of_an_unknown_label_is_counted_apart_and_a_lone_tag_is_malformed() -> None:
+    """Issue 46: ``<Nombre>Ana</Nombre>`` names a label outside the scheme (the tagged mode
+    drops its note); a lone ``<br>`` is only a malformed tag, removed as before."""
+    reading = read_tags("Vio a <Nombre>Ana</Nombre> hoy.<br> Bien.", ALLOWED)
+    assert reading.unknown == {"Nombre": 1} and reading.malformed == 1
+    assert (reading.text, reading.spans, reading.tags) == ("Vio a Ana hoy. Bien.", [], 3)

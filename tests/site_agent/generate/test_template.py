@@ -14,13 +14,13 @@ from protocol import Corpus, Document, Span
 from site_agent.audit.policy import FilterSettings, PiiEchoSettings
 from site_agent.generate.dedup import deduplicate
 from site_agent.generate.fill import MIN_FORBIDDEN_CHARS, FilledNote, fill_templates, shape_pool
+from site_agent.generate.forbidden import forbidden_surfaces
 from site_agent.generate.mix import pii_mix
 from site_agent.generate.modes.template import identifier_like
 from site_agent.generate.placeholders import PLACEHOLDER, insert_placeholders, read_template
 from site_agent.privacy.identifying import IdentifyingIndex
 from site_agent.pseudonymise.records import SurrogateRecord, write_surrogates
 from site_agent.pseudonymise.settings import PseudonymiseSettings
-from site_agent.stages.generate import forbidden_surfaces
 
 NAME, DATE, AGE = "NOMBRE_SUJETO_ASISTENCIA", "FECHAS", "EDAD_SUJETO_ASISTENCIA"
 TRAIN = Corpus(
@@ -218,7 +218,7 @@ def test_the_generate_stage_forbids_originals_surrogates_and_training_spans(
         [SurrogateRecord(doc_id="t1", label=NAME, original="Rosa Vidal", surrogate="Eva Ruiz")],
         records,
     )
-    forbidden = forbidden_surfaces(TRAIN, {"pseudonymise.surrogates": records})
+    forbidden = forbidden_surfaces(TRAIN, records)
     assert set(forbidden) == {
         "Rosa Vidal",
         "Eva Ruiz",

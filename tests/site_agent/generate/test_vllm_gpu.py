@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from site_agent.generate.plan import GenerationPlan
-from site_agent.generate.run import generate_corpus
+from site_agent.generate.resumable import generate_corpus
 from site_agent.generate.settings import GenerationSettings
 
 torch = pytest.importorskip("torch")

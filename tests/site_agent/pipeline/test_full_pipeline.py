@@ -20,7 +20,7 @@ from site_agent.pipeline.runner import stage_folder
 from site_agent.pipeline.stage import read_record
 from site_agent.stages.pipeline import folder_of, run_pipeline, stage_artifact
 from site_agent.stages.registry import STAGES
-from tests.meddocan_slice import slice_site
+from tests.meddocan_slice import hospital_case, slice_site
 from tests.security.scan import leaks, needles
 
 
@@ -31,6 +31,7 @@ def site(meddocan_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
         root,
         meddocan_dir,
         "meddocan-slice",
+        hospital_case,  # labels in mixed case with hyphens (issue 46)
         adapt={"max_steps": 2},
         # the annotate mode's pipeline: the gold annotator labels the generated notes
         generation={
@@ -71,6 +72,33 @@ def test_every_stage_completes_with_its_artifacts(site: tuple[SiteConfig, Path])
         report["gold"]["token_f1"] - report["synthetic"]["token_f1"]
     )
     assert "Token F1 gap" in report_md.read_text()
+    _check_the_diagnosis(config, report, report_md.read_text())
+
+
+def _check_the_diagnosis(config: SiteConfig, report: dict, page: str) -> None:
+    """Issue 49: per-label recall for both annotators and the synthetic one's missed shapes,
+    summing to the test split's spans, naming no test identifier."""
+    split = stage_artifact(config.work_dir, "split", "test")
+    assert split is not None
+    test = read_corpus(split)
+    spans = [(d.text[s.start : s.end], s.label) for d in test.documents for s in d.spans]
+    for annotator in ("gold", "synthetic"):
+        rows = report[annotator]["per_label"]
+        assert rows and set(rows) == {label for _, label in spans}
+        assert sum(r["support"] for r in rows.values()) == len(spans)
+        assert all(0.0 <= r["recall"] <= 1.0 for r in rows.values())
+        assert all(r["leaked_documents"] <= len(test) for r in rows.values())
+    assert report["gold"]["missed_shapes"] is None
+    shapes = report["synthetic"]["missed_shapes"]
+    assert isinstance(shapes, list) and all(r["count"] >= 1 for r in shapes)
+    assert "| label | test spans | gold recall | synthetic recall |" in page
+    written = json.dumps(report, ensure_ascii=False) + page
+    found = [
+        surface
+        for surface, _ in spans
+        if len(surface) >= 4 and re.search(rf"(?<!\w){re.escape(surface)}(?!\w)", written)
+    ]
+    assert found == []
 
 
 def test_bundle_verifies_and_holds_nothing_real(site: tuple[SiteConfig, Path]) -> None:
@@ -135,7 +163,7 @@ def test_a_setting_the_generator_does_not_read_keeps_its_notes(
 
 
 def _keeps_its_notes(config: SiteConfig, work: Path) -> None:
-    from site_agent.generate.run import run_history
+    from site_agent.generate.resumable import run_history
     from site_agent.stages.generate import PARTIAL_FILE
 
     store = folder_of(work, "generate") / PARTIAL_FILE
@@ -317,7 +345,7 @@ def test_a_resumed_run_is_told_what_is_left_of_the_estimate(
     unsaved share; --from and changed settings bring stages back in full. Files only read."""
     import shutil
 
-    from site_agent.stages.pipeline import audited_notes, left_to_run
+    from site_agent.stages.left_to_run import audited_notes, left_to_run
     from site_agent.stages.preflight import run_preflight
 
     config, _ = site
@@ -402,6 +430,23 @@ def test_the_console_script_says_what_is_left_before_running(
     assert said.index("left to run") < said.index("split: unchanged, skipped")
 
 
+def test_the_hospitals_label_names_reach_the_annotator_and_the_export(
+    site: tuple[SiteConfig, Path],
+) -> None:
+    """Issue 46: the slice's labels are written in mixed case with hyphens; the exported
+    encoder tags in them and the shipped corpus and site report name nothing else."""
+    config, _ = site
+    (bundle,) = [p for p in (config.work_dir / "outbox").iterdir() if p.is_dir()]
+    scheme = {s.label for d in read_corpus(config.corpus.path).documents for s in d.spans}
+    assert "Nombre-Sujeto-Asistencia" in scheme
+    tags = json.loads((bundle / "encoder" / "config.json").read_text())["id2label"].values()
+    assert {t[2:] for t in tags if t != "O"} == scheme
+    shipped = read_corpus(bundle / "synthetic.jsonl")
+    assert {s.label for d in shipped.documents for s in d.spans} <= scheme
+    report = json.loads((bundle / "site_report.json").read_text())
+    assert set(report["real_diagnostics"]["labels"]) <= scheme
+
+
 def test_the_probe_of_issue_11_cannot_export_the_training_split(
     site: tuple[SiteConfig, Path],
 ) -> None:
@@ -414,8 +459,8 @@ def test_the_probe_of_issue_11_cannot_export_the_training_split(
     from protocol import Corpus, Document
     from shared.corpus_io import read_corpus
     from shared.errors import ExportRefusedError
+    from site_agent.audit.corpus_audit import run_audit
     from site_agent.audit.policy import AuditPolicy
-    from site_agent.audit.run import run_audit
     from site_agent.pipeline.runner import artifacts_on_disk
 
     config, _ = site

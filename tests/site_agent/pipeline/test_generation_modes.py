@@ -16,11 +16,11 @@ from site_agent.config import SiteConfig, build_site_config
 from site_agent.generate.merge import adds_tokens
 from site_agent.generate.tags import TAG
 from site_agent.pipeline.stage import read_record
+from site_agent.plan.estimate import generation_engine
 from site_agent.privacy.identifying import IdentifyingIndex
 from site_agent.stages.pipeline import folder_of, run_pipeline, stage_artifact
 from site_agent.stages.registry import STAGES
-from site_agent.stages.run_plan import generation_engine
-from tests.meddocan_slice import slice_site
+from tests.meddocan_slice import hospital_case, slice_site
 
 
 @pytest.fixture(scope="module", params=["tagged", "template"])
@@ -34,6 +34,7 @@ def site(
         root,
         meddocan_dir,
         f"meddocan-{mode}",
+        hospital_case,  # labels in mixed case with hyphens (issue 46)
         adapt={"max_steps": 2},
         generation={
             "mode": mode,
@@ -99,6 +100,11 @@ def test_the_generators_spans_reach_the_audit_unchanged(site: SiteConfig) -> Non
     assert annotated.provenance.notes["mode"] == site.generation.mode
     assert annotated.provenance.notes["spans_from"] == "generator"
     assert any(d.spans for d in annotated.documents)  # prompts carry tags or placeholders
+    real = stage_artifact(site.work_dir, "split", "train")
+    assert real is not None
+    scheme = {s.label for d in read_corpus(real).documents for s in d.spans}
+    assert "Nombre-Sujeto-Asistencia" in scheme  # the hospital's own label names, read back
+    assert {s.label for d in annotated.documents for s in d.spans} <= scheme
     for doc in annotated.documents:  # every marker was read (or the note refused)
         assert not TAG.search(doc.text) and "{{" not in doc.text
 

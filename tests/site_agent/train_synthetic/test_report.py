@@ -38,3 +38,53 @@ def test_site_report_markdown_shows_the_gap() -> None:
     note = "gold annotator: stalled on predicting only O and was restarted 1 time(s)"
     noted = render_markdown(report.model_copy(update={"annotator_notes": (note,)}))
     assert f"- {note}" in noted
+
+
+def test_a_report_written_before_the_diagnosis_still_reads_and_renders() -> None:
+    """Issue 49's fields default to empty: an older site_report.json validates, and its page
+    has no per-label or missed-shape table."""
+    import json
+
+    from shared.metrics import corpus_diagnostics
+
+    scores = {
+        "token_precision": 0.9, "token_recall": 0.8, "token_f1": 0.85, "exact_f1": 0.8,
+        "overlap_f1": 0.9, "leakage_rate": 0.1,
+    }  # fmt: skip
+    diagnostics = corpus_diagnostics(_real(2), language="en").model_dump(mode="json")
+    old = {
+        "site_id": "h1", "n_test_documents": 2, "n_synthetic_documents": 2, "gold": scores,
+        "synthetic": scores, "token_f1_gap": 0.0, "real_diagnostics": diagnostics,
+        "synthetic_diagnostics": diagnostics, "settings": {},
+    }  # fmt: skip
+    report = SiteReport.model_validate_json(json.dumps(old))
+    assert report.synthetic.per_label == {} and report.synthetic.missed_shapes is None
+    page = render_markdown(report)
+    assert "Token F1 gap" in page and "synthetic recall" not in page and "by shape" not in page
+
+
+def test_labels_and_shapes_from_the_data_stay_inert_in_the_tables() -> None:
+    """Labels are data: a pipe or HTML in one cannot open a cell or a tag; a shape's pipe is
+    escaped inside its code span."""
+    from protocol.evaluation import LabelRecall, MissedShape
+    from shared.metrics import corpus_diagnostics
+
+    label = "Fecha|<b>x</b>"
+    row = LabelRecall(support=2, recall=0.5, leaked_documents=1)
+    shape = MissedShape(
+        label=label, shape="X|d", casing="upper", length="1-3", position="body", count=1
+    )
+    scores = ModelScores(
+        token_precision=1.0, token_recall=1.0, token_f1=1.0, exact_f1=1.0, overlap_f1=1.0,
+        leakage_rate=0.0, per_label={label: row},
+    )  # fmt: skip
+    diagnostics = corpus_diagnostics(_real(1), language="en")
+    report = SiteReport(
+        site_id="h1", n_test_documents=1, n_synthetic_documents=1, gold=scores,
+        synthetic=scores.model_copy(update={"missed_shapes": (shape,)}), token_f1_gap=0.0,
+        real_diagnostics=diagnostics, synthetic_diagnostics=diagnostics, settings={},
+    )  # fmt: skip
+    page = render_markdown(report)
+    assert "| Fecha\\|&lt;b&gt;x&lt;/b&gt; | 2 | 0.500 | 0.500 | 1 | 1 |" in page
+    assert "| Fecha\\|&lt;b&gt;x&lt;/b&gt; | `X\\|d` | upper | 1-3 | body | 1 |" in page
+    assert "<b>" not in page

@@ -33,6 +33,7 @@ from protocol.audit import AuditReport, CanarySet, DroppedDocument, MembershipCa
 from shared.atomic import atomic_open
 from shared.corpus_io.sidecar import file_sidecar, write_corpus_sidecar
 from shared.errors import ConfigError
+from shared.judge import report_verdict
 from shared.provenance import config_digest, make_provenance, sha256_file, tool_version
 from site_agent.audit.context import AuditContext, ExtraSurface, SyntheticChunk
 from site_agent.audit.document_ids import DocumentIds
@@ -40,7 +41,7 @@ from site_agent.audit.measure import Measured, Timer, measure_corpus
 from site_agent.audit.policy import AuditPolicy
 from site_agent.audit.registry import CountsOverNotes, FilterInput, MeasureResult, filters
 from site_agent.audit.report import write_report
-from site_agent.audit.rules import evaluate, flatten
+from site_agent.audit.rules import check_rule_figures, evaluate, flatten
 from site_agent.audit.settings import DEFAULT_CHUNK_DOCUMENTS
 from site_agent.audit.source import SyntheticSource, synthetic_source
 from site_agent.privacy.digest import corpus_sha256
@@ -171,6 +172,7 @@ def run_audit(
     """
     if chunk_documents < 1:
         raise ConfigError(f"chunk_documents must be >= 1, got {chunk_documents}")
+    check_rule_figures(policy.rules)  # before anything is measured
     extra = tuple(extra_pii_surfaces)
     source = synthetic_source(synthetic, synthetic_format)
     context = AuditContext(
@@ -222,7 +224,7 @@ def run_audit(
         policy=policy.model_dump(mode="json"),
         audited_corpus_file=AUDITED_CORPUS,
         timings_s=timer.rounded(),
-        passed=all(r.passed for r in rules),
+        passed=report_verdict(rules).passed,
     )
     write_report(report, out_dir)
     return report

