@@ -137,8 +137,10 @@ def honest(setup: Setup) -> dict[int, dict]:
 
 
 def noise(honest: dict[int, dict]) -> dict[str, float]:
-    """Per site, how far two honest runs (seeds 13 and 14) differ, with a 0.02 floor."""
-    return {s: max(0.02, abs(honest[13]["f1"][s] - honest[14]["f1"][s])) for s in HONEST}
+    """How far two honest runs (seeds 13 and 14) differ at any honest site, at least 0.02;
+    the same bound for every site."""
+    spread = max(abs(honest[13]["f1"][s] - honest[14]["f1"][s]) for s in HONEST)
+    return dict.fromkeys(HONEST, max(0.02, spread))
 
 
 def test_the_honest_model_learns_and_the_attack_works_under_the_old_rules(
