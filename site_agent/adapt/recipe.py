@@ -53,8 +53,6 @@ PASS_ROWS = (4, 2, 1)
 PASS_TOKENS = (256, 128)
 SPARSE_DOCUMENT_SHARE = 0.5
 """Below this share of notes with PHI, PHI-bearing windows are repeated."""
-RESTRICTED_REFUSED = frozenset({"ctranslate2", "openvino"})
-"""Generation engines that cannot load an adapter with a restricted output vocabulary."""
 MAX_PHI_REPEAT = 3
 """At most this many copies of a PHI-bearing window per epoch: more exposure of the same text
 is what drove identifier echo up in the memorisation study (docs/results.md)."""
@@ -214,16 +212,22 @@ def _phi_repeat(shape: CorpusShape, settings: AdaptSettings) -> tuple[int, str]:
 
 
 def choose_vocabulary(
-    settings: AdaptSettings, engine: str, backend: str = "auto", cpu: CpuKind = "bf16"
+    settings: AdaptSettings,
+    engine: str,
+    backend: str = "auto",
+    cpu: CpuKind = "bf16",
+    samples_restricted: bool = True,
 ) -> tuple[Vocabulary, str]:
     """The output vocabulary for generation on ``engine`` (the one ``[generation] backend``
     resolves to on this machine for a full-vocabulary adapter). Where ``backend = "auto"``
     chose an engine that cannot load a restricted layer, the corpus vocabulary is taken
     anyway when transformers sampling within it was measured faster on this kind of CPU (the
-    generate stage then samples it with transformers)."""
+    generate stage then samples it with transformers). ``samples_restricted``: whether
+    ``engine`` can sample a restricted layer (the backend's own fact,
+    ``site_agent.generate.backend.samples_restricted``)."""
     if _given(settings, "vocabulary"):
         return settings.vocabulary, f"vocabulary = {settings.vocabulary!r} set"
-    if engine in RESTRICTED_REFUSED:
+    if not samples_restricted:
         full, _ = generator_cost(settings.base_model, "full", engine, cpu)
         corpus, _ = generator_cost(settings.base_model, "corpus", "hf", cpu)
         rates = (
@@ -258,10 +262,11 @@ def _corpus_speedups() -> str:
     )
 
 
-def sampling_engine(engine: str, vocabulary: str) -> str:
+def sampling_engine(engine: str, vocabulary: str, samples_restricted: bool = True) -> str:
     """The engine that samples an adapter of ``vocabulary`` where a full-vocabulary one would
-    run on ``engine``: transformers for a restricted layer that ``engine`` cannot load."""
-    return "hf" if vocabulary == "corpus" and engine in RESTRICTED_REFUSED else engine
+    run on ``engine``: transformers for a restricted layer that ``engine`` cannot load
+    (``samples_restricted`` false)."""
+    return "hf" if vocabulary == "corpus" and not samples_restricted else engine
 
 
 def _prompt_share(shape: CorpusShape, given: float | None) -> tuple[float | None, str]:
@@ -318,16 +323,19 @@ def resolve_generator_recipe(
     phi_prompt_share: float | None = None,
     engine: str = "hf",
     backend: str = "auto",
+    samples_restricted: bool = True,
 ) -> GeneratorRecipe:
     """The recipe ``settings`` (with what ``site.toml`` set) give for ``shape`` on ``machine``,
     planning for at most ``memory_limit_gb`` per step; ``phi_prompt_share`` is
     ``[generation]``'s (None: unset, the recipe chooses); ``engine``: the generation engine
     on this machine for a full-vocabulary adapter
-    (``site_agent.generate.backend.planned_engine``), ``backend``: ``[generation] backend``."""
-    vocabulary, vocabulary_reason = choose_vocabulary(settings, engine, backend, machine.cpu)
-    cost, basis = generator_cost(
-        settings.base_model, vocabulary, sampling_engine(engine, vocabulary), machine.cpu
+    (``site_agent.generate.backend.planned_engine``), ``backend``: ``[generation] backend``,
+    ``samples_restricted``: whether that engine samples a restricted output layer."""
+    vocabulary, vocabulary_reason = choose_vocabulary(
+        settings, engine, backend, machine.cpu, samples_restricted
     )
+    sampler = sampling_engine(engine, vocabulary, samples_restricted)
+    cost, basis = generator_cost(settings.base_model, vocabulary, sampler, machine.cpu)
     rows, tokens, accumulation, shape_reason = _pass_shape(cost, settings, memory_limit_gb)
     repeat, repeat_reason = _phi_repeat(shape, settings)
     plain = rows_per_epoch(cost, shape.characters, tokens)

@@ -87,15 +87,46 @@ def _openvino() -> BackendFactory:
 BACKENDS: Registry[Callable[[], BackendFactory]] = Registry("generation backend")
 """Backend name -> a function that imports the engine (heavy: torch, vllm) and returns its
 factory, so choosing a backend imports nothing."""
-BACKENDS.add("hf", _hf)
-BACKENDS.add("ctranslate2", _ctranslate2)
-BACKENDS.add("vllm", _vllm)
-BACKENDS.add("openvino", _openvino)
+RESTRICTED_VOCABULARY: dict[str, bool] = {}
+"""Per backend: whether it samples an adapter with a restricted output vocabulary (its own
+fact, given when it registers; the recipe and the generate stage ask it)."""
 
 
-def register_backend(name: str, factory: Callable[[], BackendFactory]) -> None:
-    """Register ``factory`` (which returns a BackendFactory when called) under ``name``."""
+def register_backend(
+    name: str, factory: Callable[[], BackendFactory], *, restricted_vocabulary: bool = True
+) -> None:
+    """Register ``factory`` (which returns a BackendFactory when called) under ``name``;
+    ``restricted_vocabulary``: whether the backend can sample an adapter whose output layer
+    keeps only the corpus's tokens (``[adapt] vocabulary = "corpus"``)."""
     BACKENDS.add(name, factory, replace=True)
+    RESTRICTED_VOCABULARY[name] = restricted_vocabulary
+
+
+register_backend("hf", _hf)
+register_backend("ctranslate2", _ctranslate2, restricted_vocabulary=False)
+register_backend("vllm", _vllm)  # masks the full layer to the adapter's token set
+register_backend("openvino", _openvino, restricted_vocabulary=False)
+
+
+def samples_restricted(engine: str) -> bool:
+    """Whether the backend ``engine`` samples an adapter with a restricted output vocabulary."""
+    return RESTRICTED_VOCABULARY.get(engine, True)
+
+
+def refuse_restricted(engine: str, adapter: Path | None) -> None:
+    """ConfigError when ``adapter`` restricts the output vocabulary and the backend ``engine``
+    cannot sample within it (it would sample tokens its site never wrote)."""
+    from site_agent.adapt.output_vocabulary import VOCABULARY_FILE
+
+    if samples_restricted(engine) or adapter is None:
+        return
+    if (Path(adapter) / VOCABULARY_FILE).is_file():
+        raise ConfigError(
+            f"{Path(adapter) / VOCABULARY_FILE}: the adapter restricts the output vocabulary "
+            f"([adapt] vocabulary = 'corpus'), which the {engine} backend cannot honour; "
+            "fix: set [generation] backend = 'hf' (or 'vllm'), or adapt with "
+            "[adapt] vocabulary = 'full'"
+        )
 
 
 def vllm_importable() -> bool:

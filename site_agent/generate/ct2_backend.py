@@ -25,11 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from shared.atomic import atomic_directory, atomic_write_text
-from shared.errors import ConfigError
 from shared.provenance import sha256_tree
 from shared.safe_models import from_pretrained
-from site_agent.adapt.output_vocabulary import VOCABULARY_FILE
-from site_agent.generate.backend import PromptJob, per_job, sample_rows
+from site_agent.generate.backend import PromptJob, per_job, refuse_restricted, sample_rows
 from site_agent.generate.merge import merge_adapter, tokenizer_source
 from site_agent.generate.settings import GenerationSettings
 from site_agent.models.cache import cache_root
@@ -79,18 +77,6 @@ def converted_model(
     return target
 
 
-def refuse_restricted(adapter: Path | None) -> None:
-    """CTranslate2 can neither slice its output layer nor mask its sampler to a token set: an
-    adapter with a restricted output vocabulary would sample tokens its site never wrote."""
-    if adapter is not None and (Path(adapter) / VOCABULARY_FILE).is_file():
-        raise ConfigError(
-            f"{Path(adapter) / VOCABULARY_FILE}: the adapter restricts the output vocabulary "
-            "([adapt] vocabulary = 'corpus'), which the ctranslate2 backend cannot honour; "
-            "fix: set [generation] backend = 'hf' (or 'vllm'), or adapt with "
-            "[adapt] vocabulary = 'full'"
-        )
-
-
 class CT2Backend:
     name = "ctranslate2"
 
@@ -104,7 +90,7 @@ class CT2Backend:
         import ctranslate2
         from transformers import AutoTokenizer
 
-        refuse_restricted(adapter)
+        refuse_restricted(self.name, adapter)
         cuda = ctranslate2.get_cuda_device_count() > 0
         folder = converted_model(Path(model), adapter)
         threads = settings.cpu_threads or 0

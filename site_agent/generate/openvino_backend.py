@@ -27,8 +27,7 @@ from typing import Any
 from shared.atomic import atomic_directory, atomic_write_text
 from shared.provenance import sha256_tree
 from shared.safe_models import from_pretrained
-from site_agent.generate.backend import PromptJob, per_job, sample_rows
-from site_agent.generate.ct2_backend import refuse_restricted
+from site_agent.generate.backend import PromptJob, per_job, refuse_restricted, sample_rows
 from site_agent.generate.merge import adds_tokens, merge_adapter
 from site_agent.generate.settings import GenerationSettings
 from site_agent.models.cache import cache_root
@@ -109,7 +108,7 @@ class OpenVINOBackend:
     ) -> None:
         import openvino_genai
 
-        refuse_restricted(adapter)
+        refuse_restricted(self.name, adapter)
         folder = exported_model(Path(model), adapter)
         properties: dict[str, Any] = {}
         if settings.cpu_threads and settings.cpu_threads > 1:

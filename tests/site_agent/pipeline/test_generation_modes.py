@@ -16,7 +16,7 @@ from site_agent.config import SiteConfig, build_site_config
 from site_agent.generate.merge import adds_tokens
 from site_agent.generate.tags import TAG
 from site_agent.pipeline.stage import read_record
-from site_agent.plan.estimate import generation_engine
+from site_agent.plan.estimate import generation_engine, samples_restricted
 from site_agent.privacy.identifying import IdentifyingIndex
 from site_agent.stages.pipeline import folder_of, run_pipeline, stage_artifact
 from site_agent.stages.registry import STAGES
@@ -77,7 +77,10 @@ def test_the_recipe_is_recorded_in_adapt_json_and_the_phi_check_in_stage_json(
     assert "batch_size = 2, max_length = 64 set" in recipe["reasons"][1]  # site.toml wins
     assert "max_steps = 2 set" in recipe["reasons"][3] and result["steps"] == 2
     # the output vocabulary is the recipe's for the engine this machine would generate on
-    chosen, _why = choose_vocabulary(site.adapt, generation_engine(site))
+    engine = generation_engine(site)
+    chosen, _why = choose_vocabulary(
+        site.adapt, engine, samples_restricted=samples_restricted(engine)
+    )
     assert recipe["vocabulary"] == chosen
     restricted = (Path(result["adapter_dir"]) / VOCABULARY_FILE).is_file()
     assert restricted == (chosen == "corpus") == (result["vocabulary_size"] is not None)
