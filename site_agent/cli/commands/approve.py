@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--site-config", help="The site's site.toml (its signing key)."),
         ] = None,
     ) -> None:
-        """Approve a bundle's release ([export] require_approval): signed into its manifest,
+        """Approve a bundle's release (export's require_approval): signed into its manifest,
         then the bundle moves to the outbox."""
         config = config_for_run(site_config)
         key = check_signing_key(config)
