@@ -23,8 +23,9 @@ def _mode_files() -> tuple[str, ...]:
 
 GENERATION_MODES = _mode_files()
 """The built-in modes: one file each in ``generate/modes/``, named as the mode it registers
-(a test keeps the two equal); read from the folder so that validating ``site.toml`` does not
-import the modes and the engines they use, and a new mode is one new file."""
+(a test keeps the two equal, and equal to the plain imports in ``modes/__init__.py``); read
+from the folder so that validating ``site.toml`` does not import the modes and the engines
+they use. A mode registered from elsewhere (``register_mode``) is one file and no edit here."""
 PLUGIN_MODES: set[str] = set()
 """Modes registered from elsewhere (``register_mode``): valid in ``site.toml`` too."""
 

@@ -6,17 +6,16 @@ same protocol ``Corpus``, which flows through the same annotate stage and privac
 
 from __future__ import annotations
 
-import importlib
-
 from shared.registry import Registry
 from site_agent.generate.modes.base import GenerationMode, Labelled, SeedNotes, SpanSource
 from site_agent.generate.settings import GENERATION_MODES, PLUGIN_MODES
 
 
 def _builtin_modes() -> None:
-    """The built-in modes, one file each in this folder; each registers itself when imported."""
-    for name in GENERATION_MODES:
-        importlib.import_module(f"{__name__}.{name}")
+    """The built-in modes, one file each in this folder; each registers itself when imported.
+    Plain imports, so the import graph sees them; a test keeps them equal to the folder's
+    files (``GENERATION_MODES``), which validation reads without importing a mode."""
+    from site_agent.generate.modes import annotate, tagged, template  # noqa: F401
 
 
 MODES: Registry[GenerationMode] = Registry("generation mode", builtins=_builtin_modes)
