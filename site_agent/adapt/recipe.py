@@ -262,13 +262,6 @@ def _corpus_speedups() -> str:
     )
 
 
-def sampling_engine(engine: str, vocabulary: str, samples_restricted: bool = True) -> str:
-    """The engine that samples an adapter of ``vocabulary`` where a full-vocabulary one would
-    run on ``engine``: transformers for a restricted layer that ``engine`` cannot load
-    (``samples_restricted`` false)."""
-    return "hf" if vocabulary == "corpus" and not samples_restricted else engine
-
-
 def _prompt_share(shape: CorpusShape, given: float | None) -> tuple[float | None, str]:
     if given is not None:
         return given, f"[generation] phi_prompt_share = {given:g} set"
@@ -329,13 +322,13 @@ def resolve_generator_recipe(
     planning for at most ``memory_limit_gb`` per step; ``phi_prompt_share`` is
     ``[generation]``'s (None: unset, the recipe chooses); ``engine``: the generation engine
     on this machine for a full-vocabulary adapter
-    (``site_agent.generate.backend.planned_engine``), ``backend``: ``[generation] backend``,
+    (the rule of ``site_agent/generate/engine_rule.py``), ``backend``: ``[generation] backend``,
     ``samples_restricted``: whether that engine samples a restricted output layer."""
     vocabulary, vocabulary_reason = choose_vocabulary(
         settings, engine, backend, machine.cpu, samples_restricted
     )
-    sampler = sampling_engine(engine, vocabulary, samples_restricted)
-    cost, basis = generator_cost(settings.base_model, vocabulary, sampler, machine.cpu)
+    # a corpus-vocabulary adapter is priced at transformers' corpus rates whatever ``engine``
+    cost, basis = generator_cost(settings.base_model, vocabulary, engine, machine.cpu)
     rows, tokens, accumulation, shape_reason = _pass_shape(cost, settings, memory_limit_gb)
     repeat, repeat_reason = _phi_repeat(shape, settings)
     plain = rows_per_epoch(cost, shape.characters, tokens)

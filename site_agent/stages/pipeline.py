@@ -72,7 +72,7 @@ def check_runnable(config: SiteConfig, *, exports: bool = True) -> None:
     config), and the signing key of a run that ``exports``.
     Model names are resolved offline (nothing is fetched or converted here)."""
     from site_agent.audit.rules import check_rule_figures
-    from site_agent.generate.backend import check_backend_name
+    from site_agent.generate.engine_rule import check_backend_name
     from site_agent.stages.export import check_signing_key
     from site_agent.stages.model_references import check_model_references
 

@@ -1,4 +1,4 @@
-"""Backend choice and request building, tested without vLLM or a GPU."""
+"""Request building, tested without vLLM or a GPU (the choice: ``test_engine_rule.py``)."""
 
 from __future__ import annotations
 
@@ -7,36 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.errors import ConfigError
-from site_agent.generate.backend import choose_backend
 from site_agent.generate.hf_backend import hf_generation_kwargs
 from site_agent.generate.settings import GenerationSettings
 from site_agent.generate.vllm_backend import engine_kwargs, sampling_kwargs
-
-
-@pytest.mark.parametrize(
-    ("cuda", "vllm", "requested", "expected"),
-    [
-        (True, True, "auto", "vllm"),
-        (True, False, "auto", "hf"),
-        (False, True, "auto", "hf"),
-        (False, False, "auto", "hf"),
-        (True, True, "hf", "hf"),
-        (False, True, "vllm", "vllm"),
-    ],
-)
-def test_backend_choice_table(cuda: bool, vllm: bool, requested: str, expected: str) -> None:
-    assert choose_backend(cuda, vllm, requested) == expected
-
-
-def test_vllm_requested_but_missing_names_the_fix() -> None:
-    with pytest.raises(ConfigError, match=r"deid-synth\[gpu\]"):
-        choose_backend(True, False, "vllm")
-
-
-def test_unknown_backend_lists_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match="'hf'"):
-        choose_backend(False, False, "llamacpp")
 
 
 def test_vllm_sampling_params_follow_the_seed_study() -> None:
