@@ -16,7 +16,7 @@ import torch
 
 from ner.decoding import DECODERS
 from ner.features import EncodedChunk, collate, length_grouped_batches
-from shared.cpu_features import cpu_bf16_supported
+from shared.cpu_features import bf16_autocast, cpu_bf16_supported
 from shared.ner_tokens import IGNORE
 
 Progress = Callable[[str, int, int], None]
@@ -24,15 +24,17 @@ Progress = Callable[[str, int, int], None]
 
 
 def resolve_bf16(flag: bool | None, device: torch.device) -> bool:
-    """Whether to autocast to bfloat16: the explicit flag, else where the hardware makes it
-    faster: CUDA with bf16; a CPU with native bf16 instructions (AVX-512 BF16 or AMX). On an
-    AMD EPYC with AVX-512 BF16 and no AMX, e5-small trained 1.7-2.4x and predicted 2.3x as
-    fast as in float32 (docs/results.md, "The machine annotator")."""
-    if flag is not None:
-        return flag
-    if device.type == "cuda":
-        return bool(torch.cuda.is_bf16_supported())
-    return cpu_bf16_supported()
+    """Whether to autocast to bfloat16 on ``device`` (the rule: ``shared.cpu_features.
+    bf16_autocast``), with torch's probes. On an AMD EPYC with AVX-512 BF16 and no AMX,
+    e5-small trained 1.7-2.4x and predicted 2.3x as fast as in float32 (docs/results.md, "The
+    machine annotator")."""
+    cuda = device.type == "cuda"
+    return bf16_autocast(
+        flag,
+        cuda=cuda,
+        cuda_bf16=cuda and bool(torch.cuda.is_bf16_supported()),
+        cpu_bf16=cpu_bf16_supported(),
+    )
 
 
 TRAINING_ATTENTION = "eager"

@@ -81,6 +81,17 @@ def cpu_bf16_supported() -> bool:
     )
 
 
+def bf16_autocast(flag: bool | None, *, cuda: bool, cuda_bf16: bool, cpu_bf16: bool) -> bool:
+    """Whether the encoder autocasts to bfloat16: the explicit ``flag``, else where the
+    hardware makes it faster: on CUDA (``cuda``) where the device computes bf16
+    (``cuda_bf16``), on a CPU where it has native bf16 instructions (``cpu_bf16``: AVX-512
+    BF16 or AMX). The one rule: the encoder loop asks it with torch's probes, the run plan
+    with what it reads without torch."""
+    if flag is not None:
+        return flag
+    return cuda_bf16 if cuda else cpu_bf16
+
+
 NVIDIA_DRIVER = (Path("/proc/driver/nvidia/version"), Path("/dev/nvidia0"))
 
 

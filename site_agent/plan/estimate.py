@@ -19,7 +19,7 @@ from ner.recipe import corpus_recipe, epochs_for
 from protocol import Corpus
 from protocol.annotator import TrainingRecipe
 from protocol.base import ProtocolModel
-from shared.cpu_features import cpu_features, cuda_expected
+from shared.cpu_features import bf16_autocast, cpu_features, cuda_expected
 from shared.errors import ConfigError
 from shared.ner_tokens import split_words
 from site_agent.adapt.cost import (
@@ -132,12 +132,16 @@ def _annotator_seconds(
 
 
 def annotator_bf16(config: SiteConfig) -> bool:
-    """Whether the annotator stages will run under bf16 autocast here, as ``ner.loop``'s
-    ``resolve_bf16`` decides it, read without importing torch: the setting, else a CUDA
-    machine (an NVIDIA driver), else a CPU with AVX-512 BF16 or AMX (its cpuinfo flags)."""
-    if config.annotator.training.bf16 is not None:
-        return config.annotator.training.bf16
-    return cuda_expected(config.device) or cpu_features().bf16_native
+    """Whether the annotator stages will run under bf16 autocast here, by the rule
+    ``ner.loop.resolve_bf16`` follows (``shared.cpu_features.bf16_autocast``), with what is
+    read without importing torch: a CUDA machine from its NVIDIA driver (whose device is taken
+    to compute bf16), the CPU's native bf16 from its cpuinfo flags."""
+    return bf16_autocast(
+        config.annotator.training.bf16,
+        cuda=cuda_expected(config.device),
+        cuda_bf16=True,
+        cpu_bf16=cpu_features().bf16_native,
+    )
 
 
 def training_hours(

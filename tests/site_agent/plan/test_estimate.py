@@ -294,3 +294,28 @@ def test_the_audit_is_priced_by_the_characters_it_reads() -> None:
     assert audit(4_000, 200) == pytest.approx(real + 4_000 * per_note, rel=0.02)
     assert audit(8_000, 200) - audit(4_000, 200) == pytest.approx(4_000 * per_note, rel=0.02)
     assert audit(4_000, 0) == pytest.approx(real / 1.5 + 4_000 * per_note, rel=0.02)
+
+
+@pytest.mark.parametrize("flag", [None, True, False])
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("cpu_bf16", [True, False])
+def test_the_plan_and_the_encoder_loop_decide_bf16_alike(
+    monkeypatch: pytest.MonkeyPatch, flag: bool | None, device: str, cpu_bf16: bool
+) -> None:
+    """One rule (``shared.cpu_features.bf16_autocast``) asked with torch's probes by the
+    encoder loop and with cpuinfo flags by the plan: on the same hardware, the same answer."""
+    import torch
+
+    from ner.loop import resolve_bf16
+    from shared.cpu_features import parse_cpuinfo
+    from site_agent.plan import estimate
+
+    flags = "avx2 avx512f" + (" avx512_bf16" if cpu_bf16 else "")
+    monkeypatch.setattr(estimate, "cpu_features", lambda: parse_cpuinfo(f"flags: {flags}"))
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: cpu_bf16, raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    config = _config(device=device, annotator={"training": {"bf16": flag}})
+    planned = estimate.annotator_bf16(config)
+    assert planned == resolve_bf16(flag, torch.device(device))
+    assert planned is (flag if flag is not None else (device == "cuda" or cpu_bf16))
