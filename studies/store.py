@@ -22,6 +22,7 @@ from shared.provenance import config_digest
 from site_agent.config import SiteConfig
 from site_agent.pipeline.runner import StageRun, can_skip, run_stages, stage_folder
 from site_agent.pipeline.stage import Stage, StageRecord, read_record
+from site_agent.stages.knobs import resolve_knobs
 from site_agent.stages.pipeline import write_run_plan
 
 
@@ -111,8 +112,9 @@ def run_stages_in_store(
 ) -> tuple[dict[str, StageRecord], list[StoredStage]]:
     """Run ``stages`` in order for one run (work dir ``config.work_dir``), through ``store``,
     with the site pipeline's own skip/run loop, after writing the run's plan (``run-plan.json``
-    in the run's work dir) once, as a site pipeline does."""
-    write_run_plan(config, stages)
+    in the run's work dir) once, as a site pipeline does, with the knobs it resolves once."""
+    knobs = resolve_knobs(config)
+    write_run_plan(config, stages, knobs=knobs)
     placement = StorePlacement(store, config.work_dir)
     done: list[StoredStage] = []
 
@@ -123,6 +125,6 @@ def run_stages_in_store(
         if on_stage is not None:
             on_stage(outcome)
 
-    runs = run_stages(config, stages, placement, progress=progress, on_stage=stored)
+    runs = run_stages(config, stages, placement, progress=progress, on_stage=stored, resolved=knobs)
     records = {run.name: run.record for run in runs if run.record is not None}
     return records, done

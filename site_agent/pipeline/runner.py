@@ -178,6 +178,7 @@ def run_stage(
     inputs: dict[str, Path],
     hashes: dict[str, str],
     progress: Progress | None = None,
+    resolved: object = None,
 ) -> StageRecord:
     """Run one stage and write its ``stage.json`` (also on failure, then re-raise).
 
@@ -192,7 +193,7 @@ def run_stage(
             running_marker(folder, stage.name) as peak,
             contextlib.nullcontext(progress) if progress else stage_progress() as shown,
         ):
-            output = stage.run(StageContext(config, folder, inputs, hashes, shown))
+            output = stage.run(StageContext(config, folder, inputs, hashes, shown, resolved))
     except Exception as exc:
         failed = _record(stage, folder, digest, hashes, started, None, error=str(exc))
         failed = failed.model_copy(update={"peak_rss_gb": peak.gb or None})
@@ -309,9 +310,11 @@ def run_stages(
     console: Console | None = None,
     on_stage: Callable[[StageRun], None] | None = None,
     runs: list[StageRun] | None = None,
+    resolved: object = None,
 ) -> list[StageRun]:
     """Run ``stages`` in order through ``placement``; returns (and appends to ``runs``) what
-    ran and what was reused. A failing stage is recorded and its exception re-raised."""
+    ran and what was reused. A failing stage is recorded and its exception re-raised.
+    ``resolved``: what the caller resolved once for the run, handed to every stage."""
     folders: dict[str, Path] = {}
     records: dict[str, StageRecord] = {}
     runs = [] if runs is None else runs
@@ -336,7 +339,7 @@ def run_stages(
                 folder, read_record(folder), digest, hashes, placement.fresh(folder), stage.keeps
             )
             try:
-                record = run_stage(stage, config, folder, paths, hashes, progress)
+                record = run_stage(stage, config, folder, paths, hashes, progress, resolved)
             except Exception:
                 runs.append(StageRun(stage.name, "failed", time.perf_counter() - began, None))
                 raise

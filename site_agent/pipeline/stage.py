@@ -39,6 +39,9 @@ class StageContext(Generic[C]):
     inputs: Mapping[str, Path]
     input_hashes: Mapping[str, str] = field(default_factory=dict)
     progress: Progress | None = None
+    resolved: object = None
+    """What the composition root resolved once per run for its stages (opaque here; the
+    site's is ``site_agent.stages.knobs.SharedKnobs``)."""
 
 
 @dataclass(frozen=True)

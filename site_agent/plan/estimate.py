@@ -352,6 +352,7 @@ def plan_run(
     n_prompts: int = 0,
     n_test: int = 0,
     kept: int | None = None,
+    mode: GenerationMode | None = None,
 ) -> RunPlan:
     """The recipe and the estimate for ``train`` (the training split) on ``machine``.
 
@@ -359,10 +360,10 @@ def plan_run(
     ``samples_per_prompt``) and ``n_test`` (test notes, annotated once by each annotator):
     0 counts what the split fractions would give. ``kept``: the notes the audit kept, when a
     resumed run knows it (the synthetic annotator trains on those); None prices every
-    planned note."""
+    planned note. ``mode``: the run's resolved generation mode (None: resolved here, once)."""
     limit = memory_limit(config.run, machine)
     engine = generation_engine(config)
-    mode = mode_for(config.generation.mode)  # the one lookup of the plan
+    mode = mode if mode is not None else mode_for(config.generation.mode)
     recipe = resolve_generator_recipe(
         corpus_shape(train), config.adapt, mode, machine, limit,
         config.generation.phi_prompt_share, engine, config.generation.backend,

@@ -34,7 +34,7 @@ from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.plan.artifact import plan_of_run
 from site_agent.plan.estimate import generation_engine, samples_restricted
 from site_agent.plan.memory import MEMORY_FIXES
-from site_agent.stages.knobs import generation_mode
+from site_agent.stages.knobs import shared_knobs
 
 if TYPE_CHECKING:
     from site_agent.generate.modes import GenerationMode
@@ -89,7 +89,7 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
 
 def _run(ctx: StageContext) -> StageOutput:
     config = ctx.config
-    mode = generation_mode(config)
+    mode = shared_knobs(ctx).mode
     train = read_corpus(ctx.inputs["pseudonymise.train"])
     recipe = plan_of_run(config.work_dir).generator  # the run's plan, never recomputed here
 

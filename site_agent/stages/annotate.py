@@ -21,7 +21,7 @@ from site_agent.annotator.encoder import annotate_corpus
 from site_agent.config import SiteConfig
 from site_agent.generate.modes import GenerationMode, SpanSource
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
-from site_agent.stages.knobs import generation_mode
+from site_agent.stages.knobs import shared_knobs
 
 CORPUS_FILE = "synthetic.annotated.jsonl"
 
@@ -63,7 +63,7 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
 
 def _run(ctx: StageContext) -> StageOutput:
     out_path = ctx.stage_dir / CORPUS_FILE
-    mode = generation_mode(ctx.config)
+    mode = shared_knobs(ctx).mode
     spans = run(
         ctx.inputs["annotator.model"], ctx.inputs["generate.corpus"], out_path, mode, ctx.progress
     )

@@ -30,7 +30,7 @@ from site_agent.generate.resumable import resumed_summary, run_history, store_fi
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput
 from site_agent.plan.apply import applied_generation
 from site_agent.plan.artifact import plan_of_run
-from site_agent.stages.knobs import generation_mode, identifying_index
+from site_agent.stages.knobs import identifying_index, shared_knobs
 
 CORPUS_FILE = "synthetic.raw.jsonl"
 PROMPT_ORIGIN = "prompt-origin.json"  # private: which validation notes, how many words each
@@ -88,7 +88,7 @@ def _run(ctx: StageContext) -> StageOutput:
         seeds,
         config.adapt.base_model,
         settings,
-        generation_mode(config),
+        shared_knobs(ctx).mode,
         ctx.stage_dir,
         ctx.progress,
         checks,

@@ -1,5 +1,9 @@
 """The knobs several stages share, resolved once from ``site.toml`` and passed as arguments.
 
+The generation mode is resolved once per run (:func:`resolve_knobs`, called by
+``run_pipeline``), which hands the same :class:`SharedKnobs` to the run plan and to every
+stage through its context (:func:`shared_knobs`).
+
 The generation mode decides how the adapt stage renders the training notes, how the generate
 stage prompts and reads back, and who labels the synthetic notes in the annotate stage; the
 generator's tokenizer is the unit the audit and the export gate count n-grams in; the
@@ -10,21 +14,39 @@ template filler avoids. The stage libraries take these as values and never read 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from site_agent.config import SiteConfig
+from site_agent.pipeline.stage import StageContext
 
 if TYPE_CHECKING:
     from site_agent.generate.modes import GenerationMode
     from site_agent.privacy.identifying import IdentifyingIndex
 
 
-def generation_mode(config: SiteConfig) -> GenerationMode:
-    """The registered mode ``[generation] mode`` names (validated with the config)."""
+@dataclass(frozen=True)
+class SharedKnobs:
+    """What the stages of one run share, resolved once: the registered generation mode
+    ``[generation] mode`` names (its facts: epochs, PHI marker, who labels its notes)."""
+
+    mode: GenerationMode
+
+
+def resolve_knobs(config: SiteConfig) -> SharedKnobs:
+    """The run's knobs from ``site.toml`` (the mode's name was validated with the config)."""
     from site_agent.generate.modes import mode_for
 
-    return mode_for(config.generation.mode)
+    return SharedKnobs(mode=mode_for(config.generation.mode))
+
+
+def shared_knobs(ctx: StageContext[SiteConfig]) -> SharedKnobs:
+    """The knobs ``run_pipeline`` resolved for this run; a stage run by another composition
+    (a study's store, a test calling an adapter) resolves them from its config."""
+    if isinstance(ctx.resolved, SharedKnobs):
+        return ctx.resolved
+    return resolve_knobs(ctx.config)
 
 
 def tokenizer_reference(config: SiteConfig) -> str:

@@ -29,6 +29,7 @@ from site_agent.pipeline.runner import (
 )
 from site_agent.pipeline.stage import Stage, artifact_path, read_record
 from site_agent.pipeline.work_dir import refuse_linked_parts
+from site_agent.stages.knobs import SharedKnobs, resolve_knobs
 from site_agent.stages.registry import STAGES, check_registry
 
 if TYPE_CHECKING:
@@ -100,12 +101,13 @@ def run_pipeline(
     check_runnable(config, exports=any(stage.name == "export" for stage in stages))
     placement = WorkDirPlacement(config.work_dir, stages, check_from(stages, from_stage))
     console = console or Console(stderr=True)
+    knobs = resolve_knobs(config)  # once per run: the plan and every stage get these
     with work_dir_lock(config.work_dir):
         folders = [stage_folder(config.work_dir, i, s) for i, s in enumerate(stages, 1)]
         refuse_linked_parts(config.work_dir, [config.work_dir / "outbox", *folders])
         remove_partial_bundles(config.work_dir / "outbox")
-        write_run_plan(config, stages, from_stage, plan)
-        return run_stages(config, stages, placement, console=console, runs=runs)
+        write_run_plan(config, stages, from_stage, plan, knobs)
+        return run_stages(config, stages, placement, console=console, runs=runs, resolved=knobs)
 
 
 PLAN_READERS = frozenset({"adapt", "generate"})
@@ -117,17 +119,19 @@ def write_run_plan(
     stages: Sequence[Stage[SiteConfig]],
     from_stage: str | None = None,
     plan: RunPlan | None = None,
+    knobs: SharedKnobs | None = None,
 ) -> RunPlan | None:
-    """Write the run's plan (``plan``, else computed once here from the training split the
-    split stage writes) as ``run-plan.json`` in the work dir when a stage of ``stages``
-    applies it; a plan that cannot be computed (the corpus is unreadable: the split stage
-    reports it) leaves no stale file behind. Returns what was written."""
+    """Write the run's plan (``plan``, else computed once here, with the run's ``knobs``, from
+    the training split the split stage writes) as ``run-plan.json`` in the work dir when a
+    stage of ``stages`` applies it; a plan that cannot be computed (the corpus is unreadable:
+    the split stage reports it) leaves no stale file behind. Returns what was written."""
     from site_agent.plan.artifact import PLAN_FILE, save_plan
     from site_agent.stages.preflight import run_preflight
 
     if not any(stage.name in PLAN_READERS for stage in stages):
         return None
-    plan = plan if plan is not None else run_preflight(config, from_stage=from_stage)
+    if plan is None:
+        plan = run_preflight(config, from_stage=from_stage, mode=knobs.mode if knobs else None)
     if plan is None:
         (config.work_dir / PLAN_FILE).unlink(missing_ok=True)
         return None

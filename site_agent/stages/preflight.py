@@ -27,6 +27,7 @@ from site_agent.plan.estimate import RunPlan, plan_run
 
 if TYPE_CHECKING:
     from site_agent.config import SiteConfig
+    from site_agent.generate.modes import GenerationMode
 
 
 class PreflightReport(ProtocolModel):
@@ -104,12 +105,14 @@ def run_preflight(
     machine: Machine | None = None,
     from_stage: str | None = None,
     gold: Corpus | None = None,
+    mode: GenerationMode | None = None,
 ) -> RunPlan | None:
     """The generator recipe and the per-stage estimate for the training split ``config``'s
     split stage will write, on ``machine`` (this one by default); None when the corpus cannot
     be read yet (the pipeline's own checks then report it). ``gold`` is the corpus file's
     content where the caller has read it already. A run resumed past its audit (one
-    ``from_stage`` does not repeat) prices the synthetic annotator at the notes kept."""
+    ``from_stage`` does not repeat) prices the synthetic annotator at the notes kept.
+    ``mode``: the run's resolved generation mode (None: resolved by the plan)."""
     from site_agent.stages.left_to_run import audited_notes
     from site_agent.stages.split import split_sizes
 
@@ -118,7 +121,7 @@ def run_preflight(
     except ToolkitError:
         return None
     kept = audited_notes(config, from_stage)
-    return plan_run(config, train, machine or this_machine(), n_validation, n_test, kept)
+    return plan_run(config, train, machine or this_machine(), n_validation, n_test, kept, mode)
 
 
 def training_preflight(config: SiteConfig) -> PreflightReport | None:

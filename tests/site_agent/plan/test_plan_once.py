@@ -23,6 +23,7 @@ import pytest
 import tomli_w
 
 from site_agent.config import build_site_config
+from site_agent.generate.modes import MODES
 from site_agent.pipeline.stage import read_record
 from site_agent.plan import estimate
 from site_agent.plan.artifact import PLAN_FILE, read_plan
@@ -92,10 +93,19 @@ def test_adapt_applies_the_plan_validate_printed(
         return recipe_of(*args, **kwargs)
 
     monkeypatch.setattr(estimate, "resolve_generator_recipe", counted)
+    lookups: list[str] = []
+    lookup = MODES.get
+
+    def looked_up(name: str, *args: Any, **kwargs: Any) -> Any:
+        lookups.append(name)
+        return lookup(name, *args, **kwargs)
+
+    monkeypatch.setattr(MODES, "get", looked_up)
     config = build_site_config(data)
     stages = STAGES if mode == "surrogate" else STAGES[:5]  # filter: through generate
     run_pipeline(config, stages)
     assert len(plans) == 1  # the whole run planned once
+    assert lookups == [config.generation.mode]  # the mode resolved once for plan and stages
     plan = read_plan(config.work_dir)
     assert plan is not None and (config.work_dir / PLAN_FILE).is_file()
     assert (plan.generator.steps, plan.generator.phi_window_repeat) == (steps, repeat)
