@@ -6,7 +6,7 @@ when chosen, so vLLM is never imported on a machine that will not use it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -39,14 +39,50 @@ def per_job(jobs: Sequence[PromptJob], texts: Sequence[str]) -> list[list[str]]:
     return grouped
 
 
+@dataclass(frozen=True)
+class NoteJob:
+    """One note: the caller's ``key``, its prompt, its own sampler seed."""
+
+    key: int
+    prompt: str
+    seed: int
+
+
 class GenerationBackend(Protocol):
-    """Generates continuations (prompt text excluded) for a batch of jobs, in job order."""
+    """Generates continuations (prompt text excluded) for a batch of jobs, in job order.
+
+    A backend that batches continuously also has ``notes(jobs)``, which yields ``(key,
+    continuation)`` for each :class:`NoteJob` as it ends (see :func:`note_stream`)."""
 
     name: str
 
     def generate(self, jobs: Sequence[PromptJob]) -> list[list[str]]: ...
 
     def close(self) -> None: ...
+
+
+NoteStream = Callable[[Sequence[NoteJob]], Iterator[tuple[int, str]]]
+
+
+def in_batches(
+    generate: Callable[[Sequence[PromptJob]], list[list[str]]], batch_size: int
+) -> NoteStream:
+    """Notes written by a static-batch ``generate``, ``batch_size`` at a time (each job one
+    sample with its note's seed; a backend seeds a batch from its first job)."""
+
+    def stream(jobs: Sequence[NoteJob]) -> Iterator[tuple[int, str]]:
+        for start in range(0, len(jobs), batch_size):
+            chunk = jobs[start : start + batch_size]
+            texts = generate([PromptJob(job.prompt, 1, job.seed) for job in chunk])
+            yield from ((job.key, outs[0]) for job, outs in zip(chunk, texts, strict=True))
+
+    return stream
+
+
+def note_stream(backend: GenerationBackend, batch_size: int) -> NoteStream:
+    """The backend's continuous batching where it has one, else its static batches."""
+    notes: NoteStream | None = getattr(backend, "notes", None)
+    return notes if notes is not None else in_batches(backend.generate, batch_size)
 
 
 class BackendFactory(Protocol):

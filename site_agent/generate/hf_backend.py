@@ -1,4 +1,5 @@
-"""The transformers backend: batched ``generate`` with left padding; CPU or GPU.
+"""The transformers backend: continuous batching over the model's cache (``refill``), or
+batched ``generate`` with left padding; CPU or GPU.
 
 The adapter is merged into the base weights once at load time, which makes sampling as fast
 as the plain model.
@@ -6,12 +7,12 @@ as the plain model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from shared.threads import ThreadBudget
-from site_agent.generate.backend import PromptJob, per_job, sample_rows
+from site_agent.generate.backend import NoteJob, PromptJob, in_batches, per_job, sample_rows
 from site_agent.generate.settings import GenerationSettings
 
 
@@ -75,6 +76,21 @@ def contiguous_head_input(model: Any) -> Any:
     return model.get_output_embeddings().register_forward_pre_hook(hook)
 
 
+def _as_ids(ids: int | Sequence[int] | None) -> list[int]:
+    if ids is None:
+        return []
+    return [ids] if isinstance(ids, int) else [int(i) for i in ids]
+
+
+def _cache_splices(model: Any) -> bool:
+    """Whether the refill loop can splice this model's cache (``refill.supports_refill``)."""
+    from transformers import DynamicCache
+
+    from site_agent.generate.refill import supports_refill
+
+    return supports_refill(DynamicCache(config=model.config))
+
+
 class HFBackend:
     name = "hf"
 
@@ -108,14 +124,67 @@ class HFBackend:
         self.tokens_generated = 0
         self.budget = ThreadBudget() if not cuda and settings.cpu_threads is None else None
         self.threads_used: list[int] = []
+        self.settings, self.max_new_tokens = settings, max_new_tokens
+        # a recurrent or quantised cache cannot be spliced: static batches instead
+        self.static = (
+            None if _cache_splices(self.model) else in_batches(self.generate, settings.batch_size)
+        )
+
+    def _threads(self) -> None:
+        import torch
+
+        if self.budget is not None:  # the cores other jobs left idle
+            self.threads_used.append(self.budget.threads())
+            torch.set_num_threads(self.threads_used[-1])
+
+    def notes(self, jobs: Sequence[NoteJob]) -> Iterator[tuple[int, str]]:
+        """Continuous batching (``refill``): ``[generation] batch_size`` notes in flight, a
+        finished note's row refilled at once; each note sampled with its own seed."""
+        from site_agent.generate.nucleus import RowNucleusSampler
+        from site_agent.generate.refill import NoteRequest, refill_generate
+
+        if self.static is not None:
+            yield from self.static(jobs)
+            return
+        self._threads()
+        requests = (NoteRequest(job.key, self._prompt_ids(job.prompt), job.seed) for job in jobs)
+        sampler = RowNucleusSampler(
+            self.settings.top_p, self.settings.temperature, self.settings.top_k
+        )
+        eos = self.kwargs.get("eos_token_id", self.model.generation_config.eos_token_id)
+        for key, tokens in refill_generate(
+            self.model,
+            requests,
+            rows=self.settings.batch_size,
+            max_new_tokens=self.max_new_tokens,
+            min_new_tokens=self.settings.min_new_tokens,
+            eos=_as_ids(eos),
+            pad_id=int(self.kwargs["pad_token_id"]),
+            sample=sampler,
+        ):
+            self.tokens_generated += len(tokens)
+            yield key, self._decode(tokens)
+
+    def _prompt_ids(self, prompt: str) -> list[int]:
+        import torch
+
+        ids = self.tokenizer(prompt)["input_ids"]
+        if self.restricted is None:
+            return list(ids)
+        return list(self.restricted.encode(torch.tensor([ids]))[0].tolist())
+
+    def _decode(self, tokens: list[int]) -> str:
+        import torch
+
+        if self.restricted is not None:
+            tokens = self.restricted.decode(torch.tensor(tokens, dtype=torch.long)).tolist()
+        return str(self.tokenizer.decode(tokens, skip_special_tokens=True))
 
     def generate(self, jobs: Sequence[PromptJob]) -> list[list[str]]:
         import torch
 
         rows = sample_rows(jobs)
-        if self.budget is not None:  # the cores other jobs left idle during the last batch
-            self.threads_used.append(self.budget.threads())
-            torch.set_num_threads(self.threads_used[-1])
+        self._threads()
         torch.manual_seed(jobs[0].seed)
         encoded = self.tokenizer(rows, return_tensors="pt", padding=True).to(self.model.device)
         if self.restricted is not None:

@@ -19,6 +19,7 @@ full-vocabulary softmax and multinomial.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -108,20 +109,37 @@ def nucleus_threshold(scores: torch.Tensor, top_p: float, min_keep: int = 1) -> 
     return threshold
 
 
-def sample_nucleus(scores: torch.Tensor, top_p: float, min_keep: int = 1) -> torch.Tensor:
-    """One token id per row, drawn from the row's nucleus in proportion to its probability
-    (torch's global generator, so ``torch.manual_seed`` makes it reproducible)."""
+def _draw_rows(
+    probs: torch.Tensor, rows: list[int], generators: Sequence[torch.Generator] | None
+) -> torch.Tensor:
+    """One pick per row of ``probs``; row ``j`` with the generator of batch row ``rows[j]``
+    (torch's global generator when none are given)."""
+    if generators is None:
+        return torch.multinomial(probs, 1)
+    picks = [torch.multinomial(probs[j], 1, generator=generators[r]) for j, r in enumerate(rows)]
+    return torch.stack(picks)
+
+
+def sample_nucleus(
+    scores: torch.Tensor,
+    top_p: float,
+    min_keep: int = 1,
+    generators: Sequence[torch.Generator] | None = None,
+) -> torch.Tensor:
+    """One token id per row, drawn from the row's nucleus in proportion to its probability:
+    row ``i`` with ``generators[i]`` when given (a note's draws then do not depend on the
+    other rows), else with torch's global generator (``torch.manual_seed``)."""
     log_z = _log_normaliser(scores)
     chosen = torch.empty(scores.shape[0], dtype=torch.long, device=scores.device)
     reached, indices, probs, _ = _top_k_rows(scores, log_z, top_p, min_keep)
     if reached.any():
-        picks = torch.multinomial(probs, 1)
+        picks = _draw_rows(probs, reached.nonzero().flatten().tolist(), generators)
         chosen[reached] = indices.gather(1, picks).squeeze(1)
     for row in (~reached).nonzero().flatten().tolist():
         threshold = _wide_threshold(scores[row], log_z[row], top_p, min_keep)
         candidates = (scores[row] >= threshold).nonzero().squeeze(1)
         weights = (scores[row, candidates].double() - log_z[row]).exp()
-        chosen[row] = candidates[torch.multinomial(weights, 1)]
+        chosen[row] = candidates[_draw_rows(weights.unsqueeze(0), [row], generators)[0]]
     return chosen
 
 
@@ -156,6 +174,20 @@ class NucleusWarper(LogitsProcessor):
             threshold = nucleus_threshold(scores, self.top_p)
             scores = scores.masked_fill(scores < threshold, float("-inf"))
         return scores
+
+
+class RowNucleusSampler(NucleusWarper):
+    """Temperature, optional top-k and exact top-p, then one draw per row with that row's own
+    generator: the sampler of the refill loop (``site_agent.generate.refill``)."""
+
+    def __call__(  # type: ignore[override]
+        self, scores: torch.Tensor, generators: Sequence[torch.Generator]
+    ) -> torch.Tensor:
+        scores = self._temperature_and_top_k(scores)
+        if self.top_p >= 1.0:
+            probs = torch.softmax(scores.double(), dim=-1)
+            return _draw_rows(probs, list(range(scores.shape[0])), generators).squeeze(1)
+        return sample_nucleus(scores, self.top_p, generators=generators)
 
 
 class NucleusSampler(NucleusWarper):

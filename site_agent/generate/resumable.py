@@ -1,14 +1,15 @@
-"""``generate_corpus``: sample the synthetic corpus batch by batch, resumably.
+"""``generate_corpus``: sample the synthetic corpus note by note, resumably.
 
-Every batch of the plan is sampled with seeds derived from (seed, batch, prompt), so a run
-that is interrupted and started again produces the documents it would have produced in one
-go; batches already on disk are skipped, a torn last line is dropped and redone.
+Every note is sampled with a seed derived from (seed, prompt, sample) and saved as soon as it
+ends, so a run that is interrupted and started again produces the notes it would have
+produced in one go (the transformers backend samples each note with its own generator;
+static-batch backends seed a batch from its first note); notes already on disk are skipped, a
+torn last line is dropped and redone.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
 import time
@@ -22,13 +23,18 @@ from shared.atomic import atomic_write_text
 from shared.corpus_io.sidecar import file_sidecar, write_corpus_sidecar
 from shared.errors import ConfigError
 from shared.provenance import config_digest, make_provenance, sha256_tree
-from site_agent.generate.backend import GenerationBackend, PromptJob, backend_factory
-from site_agent.generate.plan import GenerationPlan, Slot, allocate, batches, slots
+from site_agent.generate.backend import (
+    GenerationBackend,
+    NoteJob,
+    backend_factory,
+    note_stream,
+)
+from site_agent.generate.plan import GenerationPlan, Slot, allocate, slots
 from site_agent.generate.settings import GenerationSettings
 from site_agent.generate.store import append_documents, load_done
 
 Progress = Callable[[int, int], None]
-"""Called after each saved batch with (documents done, documents planned)."""
+"""Called after each saved note with (documents done, documents planned)."""
 EarlyCheck = Callable[[Sequence[Document], GenerationPlan], None]
 """Called once on the first generated documents; raises to stop the run."""
 
@@ -53,26 +59,25 @@ def as_plan(
     )
 
 
-def batch_jobs(
-    batch: list[Slot], batch_index: int, plan: GenerationPlan, seed: int
-) -> list[PromptJob]:
-    """The batch's slots grouped into one job per prompt (slots are prompt-major)."""
+def note_jobs(pending: Sequence[Slot], plan: GenerationPlan, seed: int) -> list[NoteJob]:
+    """One job per missing note, keyed by its place in ``pending``; each note's seed depends
+    only on (seed, prompt, sample), so a note is the same in a resumed run."""
     return [
-        PromptJob(plan.prompts[p], len(list(group)), derive_seed(seed, batch_index, p))
-        for p, group in itertools.groupby(batch, key=lambda s: s.prompt_index)
-    ]
-
-
-def _documents(batch: list[Slot], jobs: list[PromptJob], texts: list[list[str]]) -> list[Document]:
-    flat = [(job.prompt, text) for job, outs in zip(jobs, texts, strict=True) for text in outs]
-    return [
-        Document(
-            id=slot.doc_id,
-            text=f"{prompt}{text}",
-            meta={"prompt_index": slot.prompt_index, "sample_index": slot.sample_index},
+        NoteJob(
+            key,
+            plan.prompts[slot.prompt_index],
+            derive_seed(seed, slot.prompt_index, slot.sample_index),
         )
-        for slot, (prompt, text) in zip(batch, flat, strict=True)
+        for key, slot in enumerate(pending)
     ]
+
+
+def _document(slot: Slot, plan: GenerationPlan, text: str) -> Document:
+    return Document(
+        id=slot.doc_id,
+        text=f"{plan.prompts[slot.prompt_index]}{text}",
+        meta={"prompt_index": slot.prompt_index, "sample_index": slot.sample_index},
+    )
 
 
 @dataclass(frozen=True)
@@ -161,11 +166,12 @@ def generate_corpus(
 ) -> Corpus:
     """Generate the planned documents into ``out_path`` (JSONL) and return them as a Corpus.
 
-    ``check`` is called once with the documents so far and the plan, as soon as
-    ``check_after`` are on disk (a resumed run checks before generating more; a plan smaller
-    than that is checked at the end); it stops the run by raising. A file that another run
-    (other prompts, model or settings) started is refused, or with ``replace_other_run``
-    (the pipeline's own store) started over."""
+    ``check`` is called once with the documents so far and the plan, as soon as the plan's
+    first ``check_after`` notes are on disk (notes end out of order; the first ones in plan
+    order are the same sample whatever ends first; a resumed run checks before generating
+    more; a plan smaller than that is checked at the end); it stops the run by raising. A
+    file that another run (other prompts, model or settings) started is refused, or with
+    ``replace_other_run`` (the pipeline's own store) started over."""
     from site_agent.models import resolve_model
 
     plan = as_plan(prompts, settings)
@@ -178,6 +184,7 @@ def generate_corpus(
             # by content: a work dir moved elsewhere (the adapter with it) resumes its store
             "adapter": sha256_tree(adapter_dir) if adapter_dir is not None else None,
             "settings": settings.model_dump(mode="json"),
+            "seeding": "per-note",  # stores of the earlier per-batch seeding are not resumed
         }
     )
     earlier = _check_run(out, digest, replace_other_run)
@@ -186,27 +193,28 @@ def generate_corpus(
         progress(len(done), plan.total)  # a resumed run's bar starts where the last one ended
     backend: GenerationBackend | None = None
     started = time.perf_counter()
+    first = {s.doc_id for s in slots(plan)[:check_after]}  # checked in plan order, not by speed
     checked = check is None
+    if not checked and first <= done.keys():  # a resumed run checks before generating more
+        checked = _checked(check, done, plan)
+    pending = [s for s in slots(plan) if s.doc_id not in done]
     try:
-        if not checked and len(done) >= check_after:
-            checked = _checked(check, done, plan)
-        for index, batch in enumerate(batches(plan, settings.batch_size)):
-            if all(slot.doc_id in done for slot in batch):
-                continue
-            if backend is None:
-                backend = _open_backend(
-                    resolve_model(model), adapter_dir, settings, plan, cuda_available
-                )
-            jobs = batch_jobs(batch, index, plan, settings.seed)
-            new = [d for d in _documents(batch, jobs, backend.generate(jobs)) if d.id not in done]
-            append_documents(out, new)
-            done.update((d.id, d) for d in new)
-            spent = earlier.seconds + time.perf_counter() - started
-            _save_history(out, RunHistory(digest, spent, earlier.invocations + 1))
-            if progress is not None:
-                progress(len(done), plan.total)
-            if not checked and len(done) >= check_after:
-                checked = _checked(check, done, plan)
+        if pending:
+            backend = _open_backend(
+                resolve_model(model), adapter_dir, settings, plan, cuda_available
+            )
+            for key, text in note_stream(backend, settings.batch_size)(
+                note_jobs(pending, plan, settings.seed)
+            ):
+                document = _document(pending[key], plan, text)
+                append_documents(out, [document])
+                done[document.id] = document
+                spent = earlier.seconds + time.perf_counter() - started
+                _save_history(out, RunHistory(digest, spent, earlier.invocations + 1))
+                if progress is not None:
+                    progress(len(done), plan.total)
+                if not checked and first <= done.keys():
+                    checked = _checked(check, done, plan)
         if not checked:
             _checked(check, done, plan)
     finally:

@@ -120,6 +120,30 @@ def test_generation_never_leaves_the_set(base: Path, adapted: Path) -> None:
     assert set(original(rows).tolist()) <= set(vocabulary.ids)
 
 
+def test_continuous_batching_never_leaves_the_set(base: Path, adapted: Path) -> None:
+    """The refill loop (``HFBackend.notes``) samples in the restricted row space too."""
+    from site_agent.generate.backend import NoteJob
+
+    vocabulary = read_vocabulary(adapted)
+    assert vocabulary is not None
+    settings = GenerationSettings(top_p=1.0, min_new_tokens=6, batch_size=2)
+    backend = HFBackend(base, adapted, settings, max_new_tokens=10)
+    drawn: list[torch.Tensor] = []
+    original = backend.restricted.decode
+
+    def spy(rows: torch.Tensor) -> torch.Tensor:
+        drawn.append(rows.clone())
+        return original(rows)
+
+    backend.restricted.decode = spy  # type: ignore[method-assign]
+    jobs = [NoteJob(k, prompt, 40 + k) for k, prompt in enumerate(["Paciente", "Hospital"] * 3)]
+    notes = dict(backend.notes(jobs))
+    assert sorted(notes) == list(range(6)) and backend.tokens_generated >= 6 * 6
+    rows = torch.cat([r.flatten() for r in drawn])
+    assert int(rows.max()) < len(vocabulary)
+    assert set(original(rows).tolist()) <= set(vocabulary.ids)
+
+
 def test_sampled_rows_map_to_kept_ids_only(base: Path, adapted: Path) -> None:
     """The row space: what ``generate`` returns decodes to kept ids (checked on the raw rows,
     not through re-tokenised text)."""

@@ -41,12 +41,12 @@ def _lines(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def _kill_after(batches: int) -> Callable[[int, int], None]:
+def _kill_after(notes: int) -> Callable[[int, int], None]:
     calls: list[int] = []
 
     def progress(done: int, total: int) -> None:
         calls.append(done)
-        if len(calls) == batches:
+        if len(calls) == notes:
             raise Killed
 
     return progress
@@ -70,8 +70,8 @@ def test_killed_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None:
     reference = generate_corpus(PLAN, "org/tiny", None, FAKE, tmp_path / "ref.jsonl")
     out = tmp_path / "syn.jsonl"
     with pytest.raises(Killed):
-        generate_corpus(PLAN, "org/tiny", None, FAKE, out, progress=_kill_after(2))
-    assert len(_lines(out)) == 4
+        generate_corpus(PLAN, "org/tiny", None, FAKE, out, progress=_kill_after(4))
+    assert len(_lines(out)) == 4  # every note is saved as it ends
     first = run_history(out)
     assert first is not None and first.invocations == 1 and first.seconds > 0
     seen: list[tuple[int, int]] = []
@@ -79,7 +79,7 @@ def test_killed_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None:
         PLAN, "org/tiny", None, FAKE, out, progress=lambda done, total: seen.append((done, total))
     )
     assert seen[0] == (4, PLAN.total) and seen[-1] == (PLAN.total, PLAN.total)  # starts at 4
-    history = run_history(out)  # both invocations saved batches; their time adds up
+    history = run_history(out)  # both invocations saved notes; their time adds up
     assert history is not None and history.invocations == 2 and history.seconds > first.seconds
     generate_corpus(PLAN, "org/tiny", None, FAKE, out)  # complete: nothing saved, nothing added
     assert run_history(out) == history
@@ -92,14 +92,23 @@ def test_killed_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None:
 def test_torn_last_line_is_dropped_and_regenerated(tmp_path: Path) -> None:
     out = tmp_path / "syn.jsonl"
     with pytest.raises(Killed):
-        generate_corpus(PLAN, "org/tiny", None, FAKE, out, progress=_kill_after(1))
+        generate_corpus(PLAN, "org/tiny", None, FAKE, out, progress=_kill_after(2))
     with out.open("a", encoding="utf-8") as handle:
         handle.write('{"id": "syn-2-0", "text": "Ingresa en half-writ')
-    assert set(load_done(out)) == {"syn-0-0", "syn-1-0"}  # the first batch, round-robin
+    assert set(load_done(out)) == {"syn-0-0", "syn-1-0"}  # the first two notes, round-robin
     assert out.read_text(encoding="utf-8").endswith("}\n")
     corpus = generate_corpus(PLAN, "org/tiny", None, FAKE, out)
     assert len(corpus) == PLAN.total
     assert len(_lines(out)) == PLAN.total
+
+
+def test_a_note_does_not_depend_on_the_batch_it_was_written_in(tmp_path: Path) -> None:
+    """Each note has its own seed: batch size and a resumed run change no note."""
+    one = generate_corpus(PLAN, "org/tiny", None, FAKE, tmp_path / "two.jsonl")
+    wider = FAKE.model_copy(update={"batch_size": 3})
+    other = generate_corpus(PLAN, "org/tiny", None, wider, tmp_path / "three.jsonl")
+    assert [d.text for d in one.documents] == [d.text for d in other.documents]
+    assert len({d.text for d in one.documents}) == PLAN.total
 
 
 def test_complete_run_does_not_load_the_model_again(tmp_path: Path) -> None:
@@ -180,7 +189,7 @@ def test_a_moved_adapter_resumes_its_store_and_another_one_is_refused(tmp_path: 
     (adapter / "adapter_model.safetensors").write_bytes(b"weights v1")
     out = tmp_path / "syn.jsonl"
     with pytest.raises(Killed):
-        generate_corpus(PLAN, "org/tiny", adapter, FAKE, out, progress=_kill_after(1))
+        generate_corpus(PLAN, "org/tiny", adapter, FAKE, out, progress=_kill_after(2))
     moved = tmp_path / "moved" / "adapter"
     moved.parent.mkdir()
     adapter.rename(moved)
@@ -188,7 +197,7 @@ def test_a_moved_adapter_resumes_its_store_and_another_one_is_refused(tmp_path: 
     corpus = generate_corpus(
         PLAN, "org/tiny", moved, FAKE, out, progress=lambda done, _total: seen.append(done)
     )
-    assert seen[0] == 2 and len(corpus) == PLAN.total  # resumed after the first batch
+    assert seen[0] == 2 and len(corpus) == PLAN.total  # resumed after the first two notes
     (moved / "adapter_model.safetensors").write_bytes(b"weights v2")
     with pytest.raises(ConfigError, match="another generation run"):
         generate_corpus(PLAN, "org/tiny", moved, FAKE, out)
