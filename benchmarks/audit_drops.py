@@ -147,7 +147,7 @@ def _audit_again(work: Path, out: Path, base: object) -> None:
     """The audit stage's function on the run's own inputs, under the default policy."""
     from site_agent.audit.settings import AuditSettings
     from site_agent.models import resolve_model
-    from site_agent.stages.audit import run
+    from site_agent.stages.audit import audit_synthetic_notes
     from site_agent.stages.pipeline import folder_of, stage_artifact
 
     private = folder_of(work, "pseudonymise")
@@ -161,7 +161,7 @@ def _audit_again(work: Path, out: Path, base: object) -> None:
     }
     found = {k: v for k, v in inputs.items() if v is not None and v.is_file()}
     tokenizer = str(resolve_model(str(base))) if isinstance(base, str) else ""
-    report, _ = run(found, AuditSettings(), tokenizer, out, None)
+    report, _ = audit_synthetic_notes(found, AuditSettings(), tokenizer, out, None)
     dropped = {k: v for k, v in report.dropped_by_reason.items() if v}
     print(
         f"audited again (default policy): passed {report.passed}, kept "

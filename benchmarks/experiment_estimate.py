@@ -32,7 +32,7 @@ from ner.recipe import epochs_for
 from shared.corpus_io import read_corpus
 from site_agent.config import SiteConfig, SiteConfigError
 from site_agent.pipeline.stage import read_record
-from studies.runner import Experiment, PlannedRun, corpus_sample, plan_runs
+from studies.experiment import Experiment, PlannedRun, corpus_sample, plan_runs
 from studies.spec import load_experiment
 
 # e5-small, one training pass over one 128-word chunk at batch 8: the meddocan-core gold

@@ -26,7 +26,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from site_agent.pipeline.running import RUNNING_FILE
+from site_agent.pipeline.running_marker import RUNNING_FILE
 from site_agent.pipeline.stage import StageRecord, read_record
 from site_agent.plan.artifact import read_plan
 from site_agent.plan.estimate import RunPlan

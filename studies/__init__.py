@@ -6,7 +6,7 @@ data shares, synthetic amount, generator, generation mode ...) run ``repeats`` t
 goes through the pipeline's stages re-wired for the experiment (``stages``) and the pipeline's
 own skip/run loop, whose results a content-addressed store shares between runs (``store``);
 its training set is built per regime (``training_sets``); finished runs are recorded and not
-run again (``runner``); the report gives mean ± SD and bootstrap CIs beside each run's privacy
+run again (``experiment``); the report gives mean ± SD and bootstrap CIs beside each run's privacy
 figures (``results``, ``report``). ``specs`` holds the shipped experiment files,
 ``meddocan_sites`` the MEDDOCAN multi-site study.
 """

@@ -48,7 +48,7 @@ def experiment(
     ] = None,
 ) -> None:
     """Compare regimes, modes and ablations over repeats; reuse every shared stage."""
-    from studies.runner import run_experiment
+    from studies.experiment import run_experiment
     from studies.spec import load_experiment
 
     if spec_file is None:

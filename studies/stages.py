@@ -145,7 +145,7 @@ def _adapt_stage(knobs: RunKnobs) -> Stage:
 
 def _audit(ctx: StageContext) -> StageOutput:
     config = ctx.config
-    report, corpus = audit_stage.run(
+    report, corpus = audit_stage.audit_synthetic_notes(
         dict(ctx.inputs),
         config.audit,
         tokenizer_reference(config),

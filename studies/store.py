@@ -20,8 +20,8 @@ from rich.progress import Progress
 
 from shared.provenance import config_digest
 from site_agent.config import SiteConfig
-from site_agent.pipeline.runner import StageRun, can_skip, run_stages, stage_folder
 from site_agent.pipeline.stage import Stage, StageRecord, read_record
+from site_agent.pipeline.stage_loop import StageRun, can_skip, run_stages, stage_folder
 from site_agent.stages.knobs import resolve_knobs
 from site_agent.stages.pipeline import write_run_plan
 

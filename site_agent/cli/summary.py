@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from site_agent.cli.key_figures import key_figure
-from site_agent.pipeline.runner import StageRun
+from site_agent.pipeline.stage_loop import StageRun
 from site_agent.plan.estimate import RunPlan
 from site_agent.stages.pipeline import folder_of
 

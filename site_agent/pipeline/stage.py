@@ -1,4 +1,4 @@
-"""What a pipeline stage is: a named adapter onto a plain ``run``, the config slice it depends
+"""What a pipeline stage is: a named adapter onto a plain function, the config slice it depends
 on, its inputs; and ``stage.json``, the record that says where its artifacts are.
 
 The machinery is generic: it imports no stage and no site config. The ordered stage list and

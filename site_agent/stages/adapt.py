@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from site_agent.generate.modes import GenerationMode
 
 
-def run(
+def train_adapter(
     train: Corpus,
     settings: AdaptSettings,
     out_dir: Path,
@@ -87,7 +87,7 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
     return settings
 
 
-def _run(ctx: StageContext) -> StageOutput:
+def _adapt_stage(ctx: StageContext) -> StageOutput:
     config = ctx.config
     mode = shared_knobs(ctx).mode
     train = read_corpus(ctx.inputs["pseudonymise.train"])
@@ -99,7 +99,7 @@ def _run(ctx: StageContext) -> StageOutput:
         validation = read_corpus(ctx.inputs["split.validation"])
         return vocabulary_texts(train, validation, mode, config.pseudonymise, config.generation)
 
-    adapter = run(
+    adapter = train_adapter(
         train, config.adapt, ctx.stage_dir, mode, ctx.progress, recipe, extra,
     )  # fmt: skip
     summary: dict[str, Any] = {"base_model": config.adapt.base_model, "mode": mode.name}
@@ -113,7 +113,7 @@ def _run(ctx: StageContext) -> StageOutput:
 
 STAGE = Stage(
     name="adapt",
-    run=_run,
+    run=_adapt_stage,
     settings=_settings,
     inputs=("pseudonymise.train", "split.validation"),
     description="domain-adapt the generator (LoRA/QLoRA)",

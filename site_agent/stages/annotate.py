@@ -40,7 +40,7 @@ LABELLERS: dict[SpanSource, Labeller] = {"annotator": _machine, "generator": _ge
 """Who labels the synthetic notes, by the mode's span source."""
 
 
-def run(
+def label_synthetic_notes(
     model_dir: Path,
     corpus_path: Path,
     out_path: Path,
@@ -61,10 +61,10 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
     return {"device": config.device, "mode": config.generation.mode}
 
 
-def _run(ctx: StageContext) -> StageOutput:
+def _annotate_stage(ctx: StageContext) -> StageOutput:
     out_path = ctx.stage_dir / CORPUS_FILE
     mode = shared_knobs(ctx).mode
-    spans = run(
+    spans = label_synthetic_notes(
         ctx.inputs["annotator.model"], ctx.inputs["generate.corpus"], out_path, mode, ctx.progress
     )
     summary = {"spans": spans, "mode": mode.name, "spans_from": mode.spans}
@@ -73,7 +73,7 @@ def _run(ctx: StageContext) -> StageOutput:
 
 STAGE = Stage(
     name="annotate",
-    run=_run,
+    run=_annotate_stage,
     settings=_settings,
     inputs=("annotator.model", "generate.corpus"),
     description="label the synthetic notes (annotator, or the generator's own spans)",

@@ -25,7 +25,7 @@ from site_agent.plan.memory import MEMORY_FIXES
 METRICS_FILE = "metrics.json"
 
 
-def run(
+def train_gold_annotator(
     train_path: Path,
     validation_path: Path,
     settings: GoldAnnotatorSettings,
@@ -70,9 +70,9 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
     return {"annotator": config.annotator, "device": config.device}
 
 
-def _run(ctx: StageContext) -> StageOutput:
+def _annotator_stage(ctx: StageContext) -> StageOutput:
     inputs = ctx.inputs
-    trained = run(
+    trained = train_gold_annotator(
         inputs["split.train"], inputs["split.validation"], ctx.config.annotator, ctx.stage_dir,
         ctx.progress,
     )  # fmt: skip
@@ -84,7 +84,7 @@ def _run(ctx: StageContext) -> StageOutput:
 
 STAGE = Stage(
     name="annotator",
-    run=_run,
+    run=_annotator_stage,
     settings=_settings,
     inputs=("split.train", "split.validation"),
     description="fine-tune the gold machine annotator (never exported)",

@@ -35,7 +35,7 @@ def audited_corpus_file(out_dir: Path, report: AuditReport) -> Path:
     )
 
 
-def run(
+def audit_synthetic_notes(
     inputs: dict[str, Path],
     settings: AuditSettings,
     tokenizer: str,
@@ -85,9 +85,9 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
     }
 
 
-def _run(ctx: StageContext) -> StageOutput:
+def _audit_stage(ctx: StageContext) -> StageOutput:
     config = ctx.config
-    report, corpus = run(
+    report, corpus = audit_synthetic_notes(
         dict(ctx.inputs),
         config.audit,
         tokenizer_reference(config),
@@ -108,7 +108,7 @@ def _run(ctx: StageContext) -> StageOutput:
 
 STAGE = Stage(
     name="audit",
-    run=_run,
+    run=_audit_stage,
     settings=_settings,
     inputs=(
         "split.train",

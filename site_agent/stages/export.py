@@ -112,7 +112,7 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
     }
 
 
-def run(
+def export_bundle(
     inputs: dict[str, Path], config: SiteConfig, gold_sha: str | None, outbox: Path | None = None
 ) -> tuple[Path, int]:
     """Build the signed bundle in ``outbox`` (default ``<work_dir>/outbox/``); returns it and
@@ -121,12 +121,12 @@ def run(
     return bundle_dir, len(manifest.artifacts)
 
 
-def _run(ctx: StageContext) -> StageOutput:
+def _export_stage(ctx: StageContext) -> StageOutput:
     gold_sha = ctx.input_hashes["annotator.model"]
     waits = ctx.config.export.require_approval
     # a bundle that needs approval waits in this stage's folder, out of the outbox
     outbox = ctx.stage_dir / AWAITING_APPROVAL if waits else None
-    bundle_dir, n_artifacts = run(dict(ctx.inputs), ctx.config, gold_sha, outbox)
+    bundle_dir, n_artifacts = export_bundle(dict(ctx.inputs), ctx.config, gold_sha, outbox)
     summary = {"bundle": bundle_dir.name, "artifacts": n_artifacts}
     return StageOutput(
         artifacts={"bundle": bundle_dir},
@@ -143,7 +143,7 @@ INPUTS = (
 )  # fmt: skip
 STAGE = Stage(
     name="export",
-    run=_run,
+    run=_export_stage,
     settings=_settings,
     inputs=INPUTS,
     description="sign and bundle what may leave the site",

@@ -65,7 +65,7 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
     }
 
 
-def _run(ctx: StageContext) -> StageOutput:
+def _generate_stage(ctx: StageContext) -> StageOutput:
     config = ctx.config
     train = read_corpus(ctx.inputs["pseudonymise.train"])
     validation = read_corpus(ctx.inputs["split.validation"])
@@ -107,7 +107,7 @@ def _run(ctx: StageContext) -> StageOutput:
 
 STAGE = Stage(
     name="generate",
-    run=_run,
+    run=_generate_stage,
     settings=_settings,
     inputs=(
         "adapt.adapter",

@@ -67,7 +67,7 @@ def _last_run(
 ) -> tuple[bool, StageRecord | None, bool]:
     """Whether ``from_stage`` runs stage ``name`` again; its record in ``config.work_dir``
     (None then, or when there is none); whether that record is for the current settings."""
-    from site_agent.pipeline.runner import settings_digest
+    from site_agent.pipeline.stage_loop import settings_digest
 
     names = [s.name for s in STAGES]
     index = names.index(name)

@@ -20,14 +20,14 @@ from rich.console import Console
 from shared.errors import UsageError
 from site_agent.config import SiteConfig
 from site_agent.pipeline.lock import work_dir_lock
-from site_agent.pipeline.runner import (
+from site_agent.pipeline.stage import Stage, artifact_path, read_record
+from site_agent.pipeline.stage_loop import (
     StageRun,
     WorkDirPlacement,
     check_from,
     run_stages,
     stage_folder,
 )
-from site_agent.pipeline.stage import Stage, artifact_path, read_record
 from site_agent.pipeline.work_dir import refuse_linked_parts
 from site_agent.stages.knobs import SharedKnobs, resolve_knobs
 from site_agent.stages.registry import STAGES, check_registry

@@ -40,7 +40,7 @@ class GeneratorTrainingText:
     n_membership_canaries: int
 
 
-def run(
+def pseudonymise_training_split(
     train_path: Path,
     settings: PseudonymiseSettings,
     canaries: CanarySettings | int,
@@ -83,9 +83,11 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
     return {"pseudonymise": config.pseudonymise, "canaries": config.audit.canaries}
 
 
-def _run(ctx: StageContext) -> StageOutput:
+def _pseudonymise_stage(ctx: StageContext) -> StageOutput:
     config = ctx.config
-    made = run(ctx.inputs["split.train"], config.pseudonymise, config.audit.canaries, ctx.stage_dir)
+    made = pseudonymise_training_split(
+        ctx.inputs["split.train"], config.pseudonymise, config.audit.canaries, ctx.stage_dir
+    )
     return StageOutput(
         artifacts={
             "train": made.corpus,
@@ -107,7 +109,7 @@ def _run(ctx: StageContext) -> StageOutput:
 
 STAGE = Stage(
     name="pseudonymise",
-    run=_run,
+    run=_pseudonymise_stage,
     settings=_settings,
     inputs=("split.train",),
     description="replace gold PII in the training text",

@@ -1,8 +1,10 @@
 """The site pipeline, in order. Add a stage by adding it here.
 
-Each stage is a library package ``site_agent/<stage>/`` with a plain ``run`` and a leaf
+Each stage is a library package ``site_agent/<stage>/`` with plain functions and a leaf
 ``settings.py``; its adapter (what it reads from ``site.toml``, which artifacts it takes) is
-``site_agent/stages/<stage>.py``, which holds its ``STAGE``.
+``site_agent/stages/<stage>.py``, which holds its ``STAGE``: a plain function named for what
+it does (``write_splits``, ``train_adapter``, ...) and ``_<stage>_stage``, which wires it to
+the stage's context.
 """
 
 from __future__ import annotations

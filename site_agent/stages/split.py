@@ -85,7 +85,7 @@ def split_sizes(config: SiteConfig, gold: Corpus | None = None) -> tuple[Corpus,
     return parts["train"], sizes["validation"], sizes["test"]
 
 
-def run(corpus: CorpusSettings, settings: SplitSettings, out_dir: Path) -> SplitFiles:
+def write_splits(corpus: CorpusSettings, settings: SplitSettings, out_dir: Path) -> SplitFiles:
     """Write ``train.jsonl``, ``validation.jsonl``, ``test.jsonl``; say if grouped by source."""
     parts, grouped = split_gold(corpus, settings)
     gold_size = sum(len(part) for part in parts.values())
@@ -121,8 +121,8 @@ def _sources(config: SiteConfig) -> dict[str, Path]:
     return {k: p for k, p in named.items() if p is not None}
 
 
-def _run(ctx: StageContext) -> StageOutput:
-    files = run(ctx.config.corpus, ctx.config.split, ctx.stage_dir)
+def _split_stage(ctx: StageContext) -> StageOutput:
+    files = write_splits(ctx.config.corpus, ctx.config.split, ctx.stage_dir)
     counts = {name: len(read_corpus(getattr(files, name))) for name in SPLITS}
     return StageOutput(
         artifacts={name: getattr(files, name) for name in SPLITS},
@@ -132,7 +132,7 @@ def _run(ctx: StageContext) -> StageOutput:
 
 STAGE = Stage(
     name="split",
-    run=_run,
+    run=_split_stage,
     settings=_settings,
     sources=_sources,
     description="gold corpus -> train / validation / test",

@@ -44,7 +44,7 @@ def trained_with(settings: GoldAnnotatorSettings) -> dict[str, Any]:
     }
 
 
-def run(
+def train_synthetic_annotator(
     inputs: dict[str, Path],
     settings: GoldAnnotatorSettings,
     site_id: str,
@@ -110,9 +110,9 @@ def _settings(config: SiteConfig) -> dict[str, Any]:
     }
 
 
-def _run(ctx: StageContext) -> StageOutput:
+def _train_synthetic_stage(ctx: StageContext) -> StageOutput:
     config = ctx.config
-    model_dir, report = run(
+    model_dir, report = train_synthetic_annotator(
         dict(ctx.inputs), config.annotator, config.site_id, config.language, ctx.stage_dir,
         ctx.progress,
     )  # fmt: skip
@@ -131,7 +131,7 @@ def _run(ctx: StageContext) -> StageOutput:
 
 STAGE = Stage(
     name="train-synthetic",
-    run=_run,
+    run=_train_synthetic_stage,
     settings=_settings,
     inputs=("audit.corpus", "split.test", "split.train", "annotator.model"),
     description="train on synthetic data, evaluate both annotators on the test split",

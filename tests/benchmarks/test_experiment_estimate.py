@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchmarks.experiment_estimate import measured
 from site_agent.pipeline.stage import STAGE_RECORD, StageRecord
-from studies.runner import plan_runs
+from studies.experiment import plan_runs
 from studies.spec import load_experiment
 from studies.specs import spec_path
 from tests.conftest import REPO

@@ -16,7 +16,7 @@ from protocol import Corpus, Document, Span
 from shared.atomic import atomic_write_text
 from site_agent.adapt.recipe import Machine
 from site_agent.config import build_site_config
-from site_agent.pipeline.running import RUNNING_FILE
+from site_agent.pipeline.running_marker import RUNNING_FILE
 from site_agent.pipeline.stage import STAGE_RECORD, StageRecord
 from site_agent.plan.artifact import PLAN_FILE
 from site_agent.plan.estimate import RunPlan, StageEstimate, plan_run

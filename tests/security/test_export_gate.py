@@ -418,7 +418,7 @@ def test_export_refuses_a_training_split_that_is_not_the_gold_corpus_split(
     config = build_site_config(
         {"site_id": "x", "corpus": {"path": str(gold)}, "work_dir": str(tmp_path / "w")}
     )
-    files = split.run(config.corpus, config.split, tmp_path)
+    files = split.write_splits(config.corpus, config.split, tmp_path)
     write_corpus(UNRELATED, files.train)  # swapped; its stage.json hash forged to match
     inputs = {"split.train": files.train}
     with pytest.raises(ExportRefusedError, match=r"rule 'training_split'.*fix:"):

@@ -106,7 +106,7 @@ def test_the_audit_lets_no_validation_note_through(
 ) -> None:
     config, inputs = planted
     try:
-        report, audited = audit_stage.run(
+        report, audited = audit_stage.audit_synthetic_notes(
             inputs, config.audit, tokenizer_reference(config), tmp_path
         )
     except QualityGateError:
@@ -120,7 +120,7 @@ def test_the_gate_refuses_an_audit_that_left_the_prompts_out(
 ) -> None:
     config, inputs = planted
     train_only = {k: v for k, v in inputs.items() if k != "split.validation"}
-    report, corpus = audit_stage.run(
+    report, corpus = audit_stage.audit_synthetic_notes(
         train_only, config.audit, tokenizer_reference(config), tmp_path, config.signing_key
     )  # the audit as it was: sealed, against the training split alone
     assert report.passed, report.failed_rules

@@ -69,8 +69,8 @@ def test_pipeline_summary_keeps_bracketed_results() -> None:
     from datetime import UTC, datetime
 
     from site_agent.cli.summary import summary_table
-    from site_agent.pipeline.runner import StageRun
     from site_agent.pipeline.stage import StageRecord
+    from site_agent.pipeline.stage_loop import StageRun
 
     now = datetime.now(UTC)
     record = StageRecord(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from studies.runner import plan_runs
+from studies.experiment import plan_runs
 from studies.spec import ExperimentSpecError, load_experiment, nest, parse_spec
 from studies.specs import spec_path
 

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from site_agent.cli.run_config import config_for_run
+from site_agent.cli.synthesize_config import config_for_run
 from site_agent.export.approval import approve_bundle
 from site_agent.stages.export import check_signing_key
 

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from shared.errors import UsageError
-from site_agent.cli.run_config import config_for_run
+from site_agent.cli.synthesize_config import config_for_run
 from site_agent.review.build import write_review
 
 

@@ -9,10 +9,10 @@ import typer
 from rich.console import Console
 
 from site_agent.cli.commands.validate import print_plan, print_preflight
-from site_agent.cli.run_config import config_for_run
 from site_agent.cli.summary import annotator_notes, summary_table, where_to_look
+from site_agent.cli.synthesize_config import config_for_run
 from site_agent.export.approval import ApprovalPending, waiting_bundle, waiting_message
-from site_agent.pipeline.runner import StageRun
+from site_agent.pipeline.stage_loop import StageRun
 from site_agent.plan.memory import check_fits
 from site_agent.stages.left_to_run import LeftToRun, left_to_run
 from site_agent.stages.pipeline import check_runnable, run_pipeline, stage_artifact

@@ -32,7 +32,7 @@ def test_every_span_source_has_a_labeller() -> None:
 def test_generator_spans_pass_through_without_an_annotator(mode: str, tmp_path: Path) -> None:
     source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     write_corpus(CORPUS, source)
-    spans = stage.run(tmp_path / "no-such-model", source, out, mode_for(mode))
+    spans = stage.label_synthetic_notes(tmp_path / "no-such-model", source, out, mode_for(mode))
     labelled = read_corpus(out)
     assert spans == 1
     assert [(d.id, d.text, d.spans) for d in labelled.documents] == [
@@ -51,7 +51,9 @@ def test_annotate_mode_asks_the_annotator(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setitem(stage.LABELLERS, "annotator", annotator)
     source = tmp_path / "in.jsonl"
     write_corpus(CORPUS, source)
-    stage.run(tmp_path / "model", source, tmp_path / "out.jsonl", mode_for("annotate"))
+    stage.label_synthetic_notes(
+        tmp_path / "model", source, tmp_path / "out.jsonl", mode_for("annotate")
+    )
     assert asked == [tmp_path / "model"]
     notes = read_corpus(tmp_path / "out.jsonl").provenance.notes
     assert (notes["mode"], notes["spans_from"]) == ("annotate", "annotator")

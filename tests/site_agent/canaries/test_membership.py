@@ -89,7 +89,7 @@ def test_pseudonymise_stage_plants_only_in_the_generator_text(tmp_path: Path) ->
     before = split.read_bytes()
     out = tmp_path / "pseudonymise"
     out.mkdir()
-    made = pseudonymise_stage.run(
+    made = pseudonymise_stage.pseudonymise_training_split(
         split, PseudonymiseSettings(), CanarySettings(identifiers=2, count=10, seed=1), out
     )
     assert split.read_bytes() == before  # the gold split (the annotator's data) is untouched
@@ -106,7 +106,9 @@ def test_pseudonymise_stage_plants_only_in_the_generator_text(tmp_path: Path) ->
 def test_no_canaries_leaves_an_empty_record(tmp_path: Path) -> None:
     split = tmp_path / "train.jsonl"
     write_corpus(TRAIN, split)
-    made = pseudonymise_stage.run(split, PseudonymiseSettings(), 0, tmp_path)
+    made = pseudonymise_stage.pseudonymise_training_split(
+        split, PseudonymiseSettings(), 0, tmp_path
+    )
     assert made.membership_canaries.read_text() == ""
     assert load_membership_canaries(made.membership_canaries) is None
     assert len(read_corpus(made.corpus)) == len(TRAIN)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from site_agent.cli.summary import annotator_notes
-from site_agent.pipeline.runner import StageRun
 from site_agent.pipeline.stage import StageRecord
+from site_agent.pipeline.stage_loop import StageRun
 
 
 def _run(name: str, summary: dict[str, object]) -> StageRun:

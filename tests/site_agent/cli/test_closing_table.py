@@ -12,8 +12,8 @@ from rich.console import Console
 
 from site_agent.cli.key_figures import KEY_FIGURES, key_figure
 from site_agent.cli.summary import duration, summary_table
-from site_agent.pipeline.runner import StageRun
 from site_agent.pipeline.stage import StageRecord
+from site_agent.pipeline.stage_loop import StageRun
 from site_agent.stages.registry import stage_names
 
 # summaries as the stages write them (the generate one from issue 51's report)

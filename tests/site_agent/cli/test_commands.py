@@ -32,7 +32,7 @@ def test_init_creates_key_and_config(tmp_path: Path) -> None:
 
 
 def test_demo_run_config_takes_the_work_dir_flag(tmp_path: Path) -> None:
-    from site_agent.cli.run_config import config_for_run
+    from site_agent.cli.synthesize_config import config_for_run
 
     overrides = cli_overrides(None, tmp_path / "w", None, None, None, "cpu")
     config = config_for_run(None, demo=True, overrides=overrides)
@@ -101,8 +101,8 @@ def test_where_to_look_points_at_the_report_and_bundle(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
     from site_agent.cli.summary import where_to_look
-    from site_agent.pipeline.runner import StageRun
     from site_agent.pipeline.stage import StageRecord
+    from site_agent.pipeline.stage_loop import StageRun
     from site_agent.stages.pipeline import folder_of
 
     def record(stage: str, artifacts: dict[str, str]) -> StageRecord:

@@ -16,8 +16,8 @@ import pytest
 from shared.corpus_io import read_corpus
 from site_agent.config import SiteConfig, build_site_config
 from site_agent.export.verify import verify_bundle
-from site_agent.pipeline.runner import stage_folder
 from site_agent.pipeline.stage import read_record
+from site_agent.pipeline.stage_loop import stage_folder
 from site_agent.stages.pipeline import folder_of, run_pipeline, stage_artifact
 from site_agent.stages.registry import STAGES
 from tests.meddocan_slice import hospital_case, slice_site
@@ -462,7 +462,7 @@ def test_the_probe_of_issue_11_cannot_export_the_training_split(
     from shared.errors import ExportRefusedError
     from site_agent.audit.corpus_audit import run_audit
     from site_agent.audit.policy import AuditPolicy
-    from site_agent.pipeline.runner import artifacts_on_disk
+    from site_agent.pipeline.stage_loop import artifacts_on_disk
 
     config, _ = site
     audit_dir = folder_of(config.work_dir, "audit")

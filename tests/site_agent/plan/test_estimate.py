@@ -152,8 +152,8 @@ def test_the_plan_is_kept_and_the_summary_sets_estimates_beside_measurements(
     from rich.console import Console
 
     from site_agent.cli.summary import duration, summary_table
-    from site_agent.pipeline.runner import StageRun
     from site_agent.pipeline.stage import StageRecord
+    from site_agent.pipeline.stage_loop import StageRun
     from site_agent.plan.artifact import read_plan, save_plan
 
     plan = plan_run(_config(), _train(40, 40), Machine(memory_gb=24, cores=2))

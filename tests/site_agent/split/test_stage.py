@@ -31,8 +31,8 @@ def test_split_is_seeded_disjoint_and_complete(tmp_path: Path) -> None:
     path = tmp_path / "gold.jsonl"
     write_corpus(_corpus(40), path)
     settings = SplitSettings(validation_fraction=0.1, test_fraction=0.2)
-    files = split.run(CorpusSettings(path=path), settings, tmp_path / "a")
-    again = split.run(CorpusSettings(path=path), settings, tmp_path / "b")
+    files = split.write_splits(CorpusSettings(path=path), settings, tmp_path / "a")
+    again = split.write_splits(CorpusSettings(path=path), settings, tmp_path / "b")
     ids = {
         k: [d.id for d in read_corpus(getattr(files, k)).documents]
         for k in ("train", "validation", "test")
@@ -46,7 +46,7 @@ def test_split_keeps_a_source_together(tmp_path: Path) -> None:
     path = tmp_path / "gold.jsonl"
     write_corpus(_corpus(60, sources=10), path)
     settings = SplitSettings(validation_fraction=0.1, test_fraction=0.2)
-    files = split.run(CorpusSettings(path=path), settings, tmp_path / "out")
+    files = split.write_splits(CorpusSettings(path=path), settings, tmp_path / "out")
     assert files.by_source
     where = {}
     for name in ("train", "validation", "test"):
@@ -58,7 +58,7 @@ def test_split_keeps_a_source_together(tmp_path: Path) -> None:
 def test_split_falls_back_to_documents_when_a_source_fits_nowhere(tmp_path: Path) -> None:
     path = tmp_path / "gold.jsonl"
     write_corpus(_corpus(60, sources=10), path)  # 6 notes per source; 5% validation is 3
-    files = split.run(CorpusSettings(path=path), SplitSettings(), tmp_path / "o")
+    files = split.write_splits(CorpusSettings(path=path), SplitSettings(), tmp_path / "o")
     assert not files.by_source
     assert len(read_corpus(files.validation)) == 3 and len(read_corpus(files.test)) == 12
 
@@ -67,7 +67,9 @@ def test_split_keeps_a_pinned_test_file(tmp_path: Path) -> None:
     gold, test = tmp_path / "gold.jsonl", tmp_path / "test.jsonl"
     write_corpus(_corpus(20), gold)
     write_corpus(_corpus(5, prefix="t"), test)
-    files = split.run(CorpusSettings(path=gold, test_path=test), SplitSettings(), tmp_path / "o")
+    files = split.write_splits(
+        CorpusSettings(path=gold, test_path=test), SplitSettings(), tmp_path / "o"
+    )
     assert [d.id for d in read_corpus(files.test).documents] == [f"t{i}" for i in range(5)]
     assert len(read_corpus(files.train)) + len(read_corpus(files.validation)) == 20
 
@@ -82,12 +84,12 @@ def test_an_id_in_two_split_files_is_refused_at_once(tmp_path: Path) -> None:
     gold, validation = tmp_path / "train.jsonl", tmp_path / "validation.jsonl"
     write_corpus(_corpus(20), gold)
     write_corpus(_corpus(5, prefix="v"), validation)
-    ok = split.run(CorpusSettings(path=gold, validation_path=validation), SplitSettings(),
+    ok = split.write_splits(CorpusSettings(path=gold, validation_path=validation), SplitSettings(),
                    tmp_path / "ok")  # fmt: skip
     assert len(read_corpus(ok.validation)) == 5
     write_corpus(_corpus(5), validation)  # d0..d4, as in train
     with pytest.raises(CorpusFormatError) as refused:
-        split.run(
+        split.write_splits(
             CorpusSettings(path=gold, validation_path=validation), SplitSettings(), tmp_path / "o"
         )
     assert refused.value.exit_code == 65 and refused.value.path == validation

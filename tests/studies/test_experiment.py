@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from site_agent.pipeline.stage import read_record
-from studies.runner import RESULT_FILE, plan_runs, run_experiment
+from studies.experiment import RESULT_FILE, plan_runs, run_experiment
 from studies.spec import load_experiment, parse_spec
 from studies.specs import spec_path
 
@@ -216,7 +216,7 @@ def test_a_relative_out_folder_is_the_callers_not_the_site_files(
     relative paths still resolve beside it."""
     import tomllib
 
-    from studies.runner import run_config
+    from studies.experiment import run_config
 
     monkeypatch.chdir(tmp_path)
     spec = parse_spec(small_spec(repeats=1), str(SITE))

@@ -15,7 +15,12 @@ from rich.console import Console
 
 from site_agent.cli.summary import summary_table
 from site_agent.config import build_site_config
-from site_agent.pipeline.running import RUNNING_FILE, RunningMarker, killed_marker, running_marker
+from site_agent.pipeline.running_marker import (
+    RUNNING_FILE,
+    RunningMarker,
+    killed_marker,
+    running_marker,
+)
 from site_agent.pipeline.stage import Stage, StageContext, StageOutput, read_record
 from site_agent.stages.pipeline import run_pipeline
 
@@ -115,7 +120,7 @@ def test_freed_heap_pages_go_back_before_the_next_stage() -> None:
     stage starts with trims them, so they do not count towards the next stage's peak."""
     import sys
 
-    from site_agent.pipeline.running import release_memory
+    from site_agent.pipeline.running_marker import release_memory
 
     if not sys.platform.startswith("linux"):
         return
@@ -137,7 +142,7 @@ def test_freed_heap_pages_go_back_before_the_next_stage() -> None:
 STOPPABLE = """
 import sys, time
 from pathlib import Path
-from site_agent.pipeline.running import running_marker
+from site_agent.pipeline.running_marker import running_marker
 with running_marker(Path(sys.argv[1]), "adapt", every=0.05):
     print("running", flush=True)
     time.sleep(60)
@@ -151,7 +156,7 @@ def test_a_run_stopped_by_sigterm_leaves_no_marker_and_no_false_kill_report(
     report an out-of-memory kill that never happened."""
     import signal
 
-    from site_agent.pipeline.running import TERMINATED_EXIT
+    from site_agent.pipeline.running_marker import TERMINATED_EXIT
 
     child = subprocess.Popen(
         [sys.executable, "-c", STOPPABLE, str(tmp_path)], stdout=subprocess.PIPE, text=True
@@ -181,7 +186,7 @@ def test_the_kernels_evidence_names_the_cause(monkeypatch: pytest.MonkeyPatch) -
     """The OOM count moved: memory, with the fix. It did not move: stopped from outside, and
     no memory fix (it would be wrong). The machine booted since: a restart. A marker from an
     older version (no evidence) keeps the old 'most likely' wording."""
-    from site_agent.pipeline import running
+    from site_agent.pipeline import running_marker as running
 
     monkeypatch.setattr(running, "boot_time", lambda: 1_000.0)
     monkeypatch.setattr(running, "oom_kills", lambda: 7)
@@ -211,7 +216,7 @@ def test_a_sigkilled_stage_is_reported_as_stopped_from_outside(tmp_path: Path) -
     OOM kills: the next run's message says it was not memory, from the kernel's own count."""
     import signal
 
-    from site_agent.pipeline.running import killed_message, oom_kills
+    from site_agent.pipeline.running_marker import killed_message, oom_kills
 
     if oom_kills() is None:
         pytest.skip("this kernel does not count OOM kills (/proc/vmstat oom_kill)")

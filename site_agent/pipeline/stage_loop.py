@@ -6,7 +6,7 @@ choice. A site pipeline numbers its folders under the work dir and honours ``--f
 share (``studies``' store placement). Either way a stage re-runs when its settings digest or
 any input hash changed, or when its artifacts are gone or differ on disk from the hashes its
 record names; every stage writes a ``stage.json``, also when it fails, and a stage killed
-without one (out of memory) is reported on the next run (``running.py``).
+without one (out of memory) is reported on the next run (``running_marker.py``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from shared.atomic import atomic_write_text
 from shared.errors import UsageError
 from shared.progress import stage_progress
 from shared.provenance import config_digest, sha256_tree, tool_version
-from site_agent.pipeline.running import (
+from site_agent.pipeline.running_marker import (
     TERMINATED_EXIT,
     PeakMemory,
     killed_marker,

@@ -153,7 +153,7 @@ def test_registry_order_and_held_out_test_split() -> None:
 
 
 def test_every_registered_stage_has_a_stable_settings_digest(config: SiteConfig) -> None:
-    from site_agent.pipeline.runner import settings_digest
+    from site_agent.pipeline.stage_loop import settings_digest
 
     digests = [settings_digest(stage, config) for stage in STAGES]
     assert digests == [settings_digest(stage, config) for stage in STAGES]
