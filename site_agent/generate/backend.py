@@ -42,11 +42,13 @@ def per_job(jobs: Sequence[PromptJob], texts: Sequence[str]) -> list[list[str]]:
 
 @dataclass(frozen=True)
 class NoteJob:
-    """One note: the caller's ``key``, its prompt, its own sampler seed."""
+    """One note: the caller's ``key``, its prompt, its own sampler seed, optionally its own
+    token budget (backends that batch statically use the run's)."""
 
     key: int
     prompt: str
     seed: int
+    max_new_tokens: int | None = None
 
 
 class GenerationBackend(Protocol):
