@@ -255,7 +255,9 @@ def _estimates(
         StageEstimate(
             stage="generate", hours=_h(LOAD_S) + budget.generate_hours, peak_gb=cost.generate_gb,
             basis=f"{budget.notes} notes of up to {new_tokens} tokens as long as the training "
-            f"notes, {config.generation.batch_size} at a time; {cost.tokens_per_second:g} tok/s",
+            f"notes, {config.generation.batch_size} in flight"
+            f"{'' if priced_rows(config, recipe) == 1 else ' (static batches)'}; "
+            f"{cost.tokens_per_second:g} tok/s",
         ),
         StageEstimate(
             stage="annotate",
@@ -317,6 +319,17 @@ def plan_cost(config: SiteConfig, recipe: GeneratorRecipe, cpu: CpuKind) -> Gene
     return generator_cost(config.adapt.base_model, recipe.vocabulary, engine, cpu)[0]
 
 
+def priced_rows(config: SiteConfig, recipe: GeneratorRecipe) -> int:
+    """The batch a note's cost is priced in: 1 where the sampling engine refills a finished
+    note's row at once (a note costs its own length), else ``[generation] batch_size`` (a
+    note costs its batch's longest)."""
+    from site_agent.generate.backend import refills
+
+    planned = generation_engine(config)
+    engine = sampling_engine(planned, recipe.vocabulary, samples_restricted(planned))
+    return 1 if refills(engine) else config.generation.batch_size
+
+
 def samples_restricted(engine: str) -> bool:
     """Whether the backend ``engine`` samples a restricted output layer (its registry fact)."""
     from site_agent.generate.backend import samples_restricted as fact
@@ -373,7 +386,7 @@ def plan_run(
     given = tuple(config.generation.model_fields_set)
     budget = generation_budget(
         n_train, notes, config.generation.amount, new_tokens, config.generation.max_new_tokens,
-        cost, hours_left, given, _note_tokens(train, cost), config.generation.batch_size,
+        cost, hours_left, given, _note_tokens(train, cost), priced_rows(config, recipe),
     )  # fmt: skip
     stages = tuple(_estimates(train, config, recipe, budget, n_prompts, machine.cpu, n_test, kept))
     return RunPlan(
