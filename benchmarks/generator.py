@@ -47,6 +47,17 @@ def _untrained_adapter(model: Path, data: Path, out: Path, restricted: bool) -> 
     """An untrained LoRA adapter (B = 0: the base model's own outputs), as the pipeline always
     generates through one; ``restricted`` adds the output vocabulary of MEDDOCAN train and dev,
     as ``[adapt] vocabulary = "corpus"`` saves it."""
+    texts = [
+        json.loads(line)["text"]
+        for name in ("train.jsonl", "dev.jsonl")
+        for line in (data / name).read_text(encoding="utf-8").splitlines()
+    ]
+    return untrained_adapter(model, texts if restricted else None, out)
+
+
+def untrained_adapter(model: Path, texts: list[str] | None, out: Path) -> Path:
+    """An untrained LoRA adapter for ``model``; with ``texts``, the output vocabulary of those
+    texts beside it, as ``[adapt] vocabulary = "corpus"`` saves it."""
     from peft import get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -57,12 +68,7 @@ def _untrained_adapter(model: Path, data: Path, out: Path, restricted: bool) -> 
     base = AutoModelForCausalLM.from_pretrained(model)
     settings = AdaptSettings(base_model=str(model))
     get_peft_model(base, lora_config(base, settings)).save_pretrained(out)
-    if restricted:
-        texts = [
-            json.loads(line)["text"]
-            for name in ("train.jsonl", "dev.jsonl")
-            for line in (data / name).read_text(encoding="utf-8").splitlines()
-        ]
+    if texts is not None:
         tokenizer = AutoTokenizer.from_pretrained(model)
         write_vocabulary(out, corpus_vocabulary(tokenizer, texts))
     return out

@@ -425,9 +425,10 @@ def generation_budget(
     per_note = batch_row_tokens(lengths, new_tokens, batch)
     planned = hours(notes, new_tokens)
     if hours_left is None:
+        rows = "each its own length: rows refilled" if batch == 1 else f"{batch} at a time"
         reason = (
             f"no [run] time_budget: {notes} notes of up to {new_tokens} new tokens (about "
-            f"{per_note:.0f} per note, {batch} at a time)"
+            f"{per_note:.0f} per note, {rows})"
         )
         return GenerationBudget(
             amount=amount, max_new_tokens=max_new_tokens, notes=notes,

@@ -41,11 +41,13 @@ def per_job(jobs: Sequence[PromptJob], texts: Sequence[str]) -> list[list[str]]:
 
 @dataclass(frozen=True)
 class NoteJob:
-    """One note: the caller's ``key``, its prompt, its own sampler seed."""
+    """One note: the caller's ``key``, its prompt, its own sampler seed, optionally its own
+    token budget (backends that batch statically use the run's)."""
 
     key: int
     prompt: str
     seed: int
+    max_new_tokens: int | None = None
 
 
 class GenerationBackend(Protocol):
@@ -125,22 +127,36 @@ factory, so choosing a backend imports nothing."""
 RESTRICTED_VOCABULARY: dict[str, bool] = {}
 """Per backend: whether it samples an adapter with a restricted output vocabulary (its own
 fact, given when it registers; the recipe and the generate stage ask it)."""
+REFILLS: dict[str, bool] = {}
+"""Per backend: whether a finished note's row is refilled at once (continuous batching), so
+a note costs its own length rather than its batch's longest (the pre-flight prices it so)."""
 
 
 def register_backend(
-    name: str, factory: Callable[[], BackendFactory], *, restricted_vocabulary: bool = True
+    name: str,
+    factory: Callable[[], BackendFactory],
+    *,
+    restricted_vocabulary: bool = True,
+    refills: bool = False,
 ) -> None:
     """Register ``factory`` (which returns a BackendFactory when called) under ``name``;
     ``restricted_vocabulary``: whether the backend can sample an adapter whose output layer
-    keeps only the corpus's tokens (``[adapt] vocabulary = "corpus"``)."""
+    keeps only the corpus's tokens (``[adapt] vocabulary = "corpus"``); ``refills``: whether
+    it batches continuously."""
     BACKENDS.add(name, factory, replace=True)
     RESTRICTED_VOCABULARY[name] = restricted_vocabulary
+    REFILLS[name] = refills
 
 
-register_backend("hf", _hf)
+register_backend("hf", _hf, refills=True)  # site_agent.generate.refill
 register_backend("ctranslate2", _ctranslate2, restricted_vocabulary=False)
-register_backend("vllm", _vllm)  # masks the full layer to the adapter's token set
+register_backend("vllm", _vllm, refills=True)  # masks the full layer to the adapter's token set
 register_backend("openvino", _openvino, restricted_vocabulary=False)
+
+
+def refills(engine: str) -> bool:
+    """Whether the backend ``engine`` batches continuously (``REFILLS``)."""
+    return REFILLS.get(engine, False)
 
 
 def samples_restricted(engine: str) -> bool:

@@ -147,7 +147,10 @@ class HFBackend:
             yield from self.static(jobs)
             return
         self._threads()
-        requests = (NoteRequest(job.key, self._prompt_ids(job.prompt), job.seed) for job in jobs)
+        requests = (
+            NoteRequest(job.key, self._prompt_ids(job.prompt), job.seed, job.max_new_tokens)
+            for job in jobs
+        )
         sampler = RowNucleusSampler(
             self.settings.top_p, self.settings.temperature, self.settings.top_k
         )

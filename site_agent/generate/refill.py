@@ -32,17 +32,20 @@ RowSampler = Callable[[torch.Tensor, Sequence[torch.Generator]], torch.Tensor]
 
 @dataclass(frozen=True)
 class NoteRequest:
-    """One note to write: its caller's key, its prompt's token ids, its sampler seed."""
+    """One note to write: its caller's key, its prompt's token ids, its sampler seed, and
+    optionally its own token budget (else the run's ``max_new_tokens``)."""
 
     key: int
     prompt_ids: Sequence[int]
     seed: int
+    max_new_tokens: int | None = None
 
 
 @dataclass
 class _Row:
     key: int
     generator: torch.Generator
+    budget: int
     tokens: list[int] = field(default_factory=list)
 
 
@@ -104,7 +107,7 @@ class RefillBatch:
         return DynamicCache(config=self.model.config)
 
     def admit(
-        self, requests: Sequence[NoteRequest], pad_id: int
+        self, requests: Sequence[NoteRequest], pad_id: int, max_new_tokens: int = 1 << 30
     ) -> tuple[list[_Row], torch.Tensor]:
         """Prefill ``requests`` together and join them to the batch; returns the new rows and
         the scores of their first token."""
@@ -123,7 +126,8 @@ class RefillBatch:
         for request in requests:
             generator = torch.Generator(device=self.device)
             generator.manual_seed(request.seed)
-            new_rows.append(_Row(request.key, generator))
+            budget = request.max_new_tokens or max_new_tokens
+            new_rows.append(_Row(request.key, generator, min(budget, max_new_tokens)))
         self._join(cache, mask)
         self.rows.extend(new_rows)
         return new_rows, scores
@@ -213,10 +217,10 @@ def refill_generate(
                 else:
                     joining.append(nxt)
             if joining:
-                new_rows, scores = batch.admit(joining, pad_id)
+                new_rows, scores = batch.admit(joining, pad_id, max_new_tokens)
                 first = _draw(scores, new_rows, batch.sample, eos_ids, min_new_tokens)
                 batch.last = torch.cat([batch.last, first])
-                yield from _finish(batch, len(batch.rows) - len(new_rows), first, max_new_tokens)
+                yield from _finish(batch, len(batch.rows) - len(new_rows), first)
             if not batch.rows:
                 if exhausted:
                     return
@@ -224,7 +228,7 @@ def refill_generate(
             scores = batch.step()
             tokens = _draw(scores, batch.rows, batch.sample, eos_ids, min_new_tokens)
             batch.last = tokens
-            yield from _finish(batch, 0, tokens, max_new_tokens)
+            yield from _finish(batch, 0, tokens)
 
 
 def _draw(
@@ -242,7 +246,7 @@ def _draw(
 
 
 def _finish(
-    batch: RefillBatch, offset: int, tokens: torch.Tensor, max_new_tokens: int
+    batch: RefillBatch, offset: int, tokens: torch.Tensor
 ) -> Iterator[tuple[int, list[int]]]:
     """Record the tokens drawn for rows ``offset..``; yield and drop the rows that ended."""
     ended = []
@@ -252,7 +256,7 @@ def _finish(
             ended.append(offset + i)
             continue
         row.tokens.append(token)
-        if len(row.tokens) >= max_new_tokens:
+        if len(row.tokens) >= row.budget:
             ended.append(offset + i)
     for i in ended:
         yield batch.rows[i].key, batch.rows[i].tokens

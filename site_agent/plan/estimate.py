@@ -259,7 +259,9 @@ def _estimates(
         StageEstimate(
             stage="generate", hours=_h(LOAD_S) + budget.generate_hours, peak_gb=cost.generate_gb,
             basis=f"{budget.notes} notes of up to {new_tokens} tokens as long as the training "
-            f"notes, {config.generation.batch_size} at a time; {cost.tokens_per_second:g} tok/s",
+            f"notes, {config.generation.batch_size} in flight"
+            f"{'' if planned.rows == 1 else ' (static batches)'}; "
+            f"{cost.tokens_per_second:g} tok/s",
         ),
         StageEstimate(
             stage="annotate",
@@ -322,6 +324,18 @@ class PricedRecipe:
     mode: GenerationMode
     recipe: GeneratorRecipe
     cost: GeneratorCost
+    rows: int
+    """The batch a note's cost is priced in (:func:`priced_rows`)."""
+
+
+def priced_rows(config: SiteConfig, recipe: GeneratorRecipe) -> int:
+    """The batch a note's cost is priced in: 1 where the sampling engine refills a finished
+    note's row at once (a note costs its own length), else ``[generation] batch_size`` (a
+    note costs its batch's longest)."""
+    from site_agent.generate.backend import refills
+
+    engine = generation_engine(config, restricted=recipe.vocabulary == "corpus")
+    return 1 if refills(engine) else config.generation.batch_size
 
 
 def samples_restricted(engine: str) -> bool:
@@ -331,16 +345,17 @@ def samples_restricted(engine: str) -> bool:
     return fact(engine)
 
 
-def generation_engine(config: SiteConfig) -> str:
-    """The engine this site's generate stage would run a full-vocabulary adapter on here, by
-    the one rule the generate stage also follows (``site_agent/generate/engine_rule.py``);
+def generation_engine(config: SiteConfig, restricted: bool = False) -> str:
+    """The engine this site's generate stage would run an adapter on here (``restricted``:
+    one with the corpus output vocabulary), by the one rule the generate stage also follows
+    (``site_agent/generate/engine_rule.py``);
     CUDA is guessed from the driver (the plan imports no ML framework: ``validate`` runs it).
     A backend that cannot run here is returned as named (``check_runnable`` names it)."""
     from site_agent.generate.engine_rule import engine_for, this_host
 
     requested = config.generation.backend
     try:
-        return engine_for(requested, this_host(cuda_expected(config.device))).name
+        return engine_for(requested, this_host(cuda_expected(config.device)), restricted).name
     except ConfigError:
         return requested
 
@@ -370,7 +385,7 @@ def plan_run(
         samples_restricted(engine),
     )  # fmt: skip
     cost = generator_cost(config.adapt.base_model, recipe.vocabulary, engine, machine.cpu)[0]
-    planned = PricedRecipe(mode, recipe, cost)
+    planned = PricedRecipe(mode, recipe, cost, priced_rows(config, recipe))
     n_train = len(train)
     n_prompts = n_prompts or max(1, round(n_train * config.split.validation_fraction))
     notes = _planned_notes(n_train, config, n_prompts)
@@ -390,7 +405,7 @@ def plan_run(
     given = tuple(config.generation.model_fields_set)
     budget = generation_budget(
         n_train, notes, config.generation.amount, new_tokens, config.generation.max_new_tokens,
-        cost, hours_left, given, _note_tokens(train, cost), config.generation.batch_size,
+        cost, hours_left, given, _note_tokens(train, cost), planned.rows,
     )  # fmt: skip
     stages = tuple(_estimates(train, config, planned, budget, n_prompts, machine.cpu, n_test, kept))
     return RunPlan(

@@ -319,3 +319,30 @@ def test_the_plan_and_the_encoder_loop_decide_bf16_alike(
     planned = estimate.annotator_bf16(config)
     assert planned == resolve_bf16(flag, torch.device(device))
     assert planned is (flag if flag is not None else (device == "cuda" or cpu_bf16))
+
+
+def test_a_refilling_engine_prices_each_note_at_its_own_length() -> None:
+    """Continuous batching: a note costs its own length; static batches: their longest note."""
+    from site_agent.generate import backend as registry
+    from site_agent.plan.estimate import priced_rows
+
+    train = Corpus(
+        documents=tuple(
+            Document(id=f"d{i}", text="Paciente con dolor toracico. " * (2 + 30 * (i % 5 == 0)))
+            for i in range(40)
+        )
+    )  # one long note in five: a batch of 8 mostly waits for one
+    registry.register_backend("static-test", registry.BACKENDS.get("hf"), refills=False)
+    try:
+        machine = Machine(memory_gb=24, cores=2)
+        refill = plan_run(_config(generation={"backend": "hf"}), train, machine)
+        static = plan_run(_config(generation={"backend": "static-test"}), train, machine)
+        assert priced_rows(_config(generation={"backend": "hf"}), refill.generator) == 1
+        assert priced_rows(_config(generation={"backend": "static-test"}), static.generator) == 8
+    finally:
+        registry.BACKENDS.remove("static-test")
+        registry.REFILLS.pop("static-test")
+        registry.RESTRICTED_VOCABULARY.pop("static-test")
+    hours = {p: next(s.hours for s in p.stages if s.stage == "generate") for p in (refill, static)}
+    assert hours[refill] < 0.5 * hours[static]
+    assert "in flight;" in str(refill.stages) and "(static batches)" in str(static.stages)
