@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from protocol import Document
 
@@ -36,6 +37,21 @@ def _shingles(text: str) -> set[bytes]:
     }
 
 
+WIDE_BANDS = (NUM_PERM // 4, 4)
+"""Bands x rows for thresholds so high that datasketch's own choice has under two bands
+(about 0.97 and up at 64 permutations): candidates from about Jaccard 0.5, every one then
+checked with the exact Jaccard, so a wider net costs time, never a wrong drop."""
+
+
+def _index(threshold: float) -> Any:
+    from datasketch import MinHashLSH
+
+    try:
+        return MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
+    except ValueError:  # "The number of bands are too small (b < 2)"
+        return MinHashLSH(num_perm=NUM_PERM, params=WIDE_BANDS)
+
+
 @dataclass(frozen=True)
 class Deduplicated:
     """The notes kept, and how many were dropped for each reason."""
@@ -50,7 +66,7 @@ def deduplicate(
 ) -> Deduplicated:
     """Keep each note unless its text equals, or nearly equals, a seed note or an earlier kept
     note."""
-    from datasketch import MinHash, MinHashLSH
+    from datasketch import MinHash
 
     shingles: dict[str, set[bytes]] = {}
 
@@ -67,7 +83,7 @@ def deduplicate(
             len(mine & shingles[c]) / len(mine | shingles[c]) >= threshold for c in candidates
         )
 
-    lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
+    lsh = _index(threshold)
     seen = {text_hash(t) for t in seed_texts}
     for index, text in enumerate(seed_texts):
         lsh.insert(f"seed-{index}", signature(f"seed-{index}", text))

@@ -247,6 +247,28 @@ def test_dedup_drops_exact_and_near_copies_of_seeds_and_of_each_other() -> None:
     assert (result.exact, result.near) == (1, 2)
 
 
+@given(threshold=st.floats(min_value=0.05, max_value=1.0), extra=st.integers(0, 3))
+@settings(max_examples=40, deadline=None)
+def test_dedup_works_at_any_threshold_and_drops_what_reaches_it(
+    threshold: float, extra: int
+) -> None:
+    """Every threshold the setting allows works (datasketch alone refuses about 0.97 and up):
+    a note whose exact shingle Jaccard with the seed reaches it is dropped, one below is kept."""
+    from site_agent.generate.dedup import _shingles
+
+    seed = " ".join(f"w{i}" for i in range(60))
+    near = seed + "".join(f" x{i}" for i in range(extra))  # Jaccard 58/(58 + extra)
+    other = " ".join(f"v{i}" for i in range(60))
+    jaccard = len(_shingles(seed) & _shingles(near)) / len(_shingles(seed) | _shingles(near))
+    result = deduplicate([_doc(0, near), _doc(1, other)], [seed], threshold=threshold)
+    kept = [d.id for d in result.kept]
+    assert "s1" in kept
+    if extra == 0:
+        assert "s0" not in kept and result.exact == 1
+    else:
+        assert ("s0" not in kept) == (jaccard >= threshold)
+
+
 def test_pii_mix_keeps_the_most_notes_at_the_asked_share() -> None:
     span = (Span(start=0, end=1, label=NAME),)
     notes = [_doc(i, f"x{i}", span if i % 4 == 0 else ()) for i in range(20)]  # 5 with PII
