@@ -14,7 +14,7 @@ not and is installed.
 An adapter with a restricted output vocabulary is sampled by transformers where ``auto`` chose
 an engine that cannot load it (each backend says so when it registers,
 ``site_agent/generate/backend.py``); the recipe restricts the vocabulary where that is
-measured faster (``site_agent.adapt.recipe.choose_vocabulary``). OpenVINO GenAI is never
+measured faster (the recipe's ``choose_vocabulary``). OpenVINO GenAI is never
 picked by ``auto``: it is an optional install in an environment of its own, and it beat
 transformers only on SmolLM2 with the full vocabulary; it stays selectable for that case. A
 backend named in ``site.toml`` is taken as named (a restricted adapter it cannot load is
