@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -95,6 +96,19 @@ def test_adapter_records_the_set_and_reloads_with_it(base: Path, adapted: Path) 
     assert backend.model.get_output_embeddings().weight.shape[0] == len(vocabulary)
 
 
+def _record_decoded_rows(backend: HFBackend) -> tuple[list[torch.Tensor], Any]:
+    """Every tensor of sampled rows the backend decodes, and the real decoder."""
+    drawn: list[torch.Tensor] = []
+    original = backend.restricted.decode
+
+    def spy(rows: torch.Tensor) -> torch.Tensor:
+        drawn.append(rows.clone())
+        return original(rows)
+
+    backend.restricted.decode = spy  # type: ignore[method-assign]
+    return drawn, original
+
+
 def test_generation_never_leaves_the_set(base: Path, adapted: Path) -> None:
     vocabulary = read_vocabulary(adapted)
     assert vocabulary is not None
@@ -105,14 +119,7 @@ def test_generation_never_leaves_the_set(base: Path, adapted: Path) -> None:
         t for t, i in backend.tokenizer.get_vocab().items() if i not in set(vocabulary.ids)
     )
     prompt = backend.tokenizer.convert_tokens_to_string([outside]) + " Paciente"
-    drawn: list[torch.Tensor] = []
-    original = backend.restricted.decode
-
-    def spy(rows: torch.Tensor) -> torch.Tensor:
-        drawn.append(rows.clone())
-        return original(rows)
-
-    backend.restricted.decode = spy  # type: ignore[method-assign]
+    drawn, original = _record_decoded_rows(backend)
     texts = backend.generate([PromptJob(prompt, 4, 0), PromptJob("Hospital", 2, 1)])
     assert [len(t) for t in texts] == [4, 2] and backend.tokens_generated > 0
     rows = torch.cat([r.flatten() for r in drawn])
@@ -128,14 +135,7 @@ def test_continuous_batching_never_leaves_the_set(base: Path, adapted: Path) -> 
     assert vocabulary is not None
     settings = GenerationSettings(top_p=1.0, min_new_tokens=6, batch_size=2)
     backend = HFBackend(base, adapted, settings, max_new_tokens=10)
-    drawn: list[torch.Tensor] = []
-    original = backend.restricted.decode
-
-    def spy(rows: torch.Tensor) -> torch.Tensor:
-        drawn.append(rows.clone())
-        return original(rows)
-
-    backend.restricted.decode = spy  # type: ignore[method-assign]
+    drawn, original = _record_decoded_rows(backend)
     jobs = [NoteJob(k, prompt, 40 + k) for k, prompt in enumerate(["Paciente", "Hospital"] * 3)]
     notes = dict(backend.notes(jobs))
     assert sorted(notes) == list(range(6)) and backend.tokens_generated >= 6 * 6
