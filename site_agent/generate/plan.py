@@ -7,8 +7,8 @@ Without a renderer a prompt stops before the note's first identifier.
 
 This is the only planner: the generate stage and the tests use :func:`plan_for_model`.
 
-Document ids are ``syn-<prompt index>-<sample index>``; batches are cut from the full plan
-in a fixed order (round-robin over the prompts), so a resumed run regenerates exactly the
+Document ids are ``syn-<prompt index>-<sample index>``; the notes are written in a fixed order
+(round-robin over the prompts, :func:`slots`), so a resumed run regenerates exactly the
 documents that are missing.
 """
 
@@ -269,11 +269,6 @@ def slots(plan: GenerationPlan) -> list[Slot]:
         for p, count in enumerate(plan.samples)
         if s < count
     ]
-
-
-def batches(plan: GenerationPlan, batch_size: int) -> list[list[Slot]]:
-    every = slots(plan)
-    return [every[i : i + batch_size] for i in range(0, len(every), batch_size)]
 
 
 def origin_summary(origin: list[dict[str, int | str | bool]]) -> dict[str, int]:

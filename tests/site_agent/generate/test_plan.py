@@ -11,7 +11,6 @@ from protocol import Corpus, Document, Span
 from site_agent.generate.plan import (
     GenerationPlan,
     allocate,
-    batches,
     build_prompts,
     plan_amount,
     plan_for_model,
@@ -120,13 +119,9 @@ def test_allocation_and_ids() -> None:
     )
     ids = [s.doc_id for s in slots(plan)]
     assert ids == ["syn-0-0", "syn-1-0", "syn-0-1"]  # round-robin over the prompts
-    assert [[s.doc_id for s in b] for b in batches(plan, 2)] == [
-        ["syn-0-0", "syn-1-0"],
-        ["syn-0-1"],
-    ]
 
 
-def test_the_first_batches_draw_on_every_prompt() -> None:
+def test_the_first_notes_draw_on_every_prompt() -> None:
     """The early PHI-rate check reads the first notes: with 5 prompts of 4 samples, the first
     5 notes are one from each prompt, and every sample of the plan comes exactly once."""
     plan = GenerationPlan(prompts=tuple("abcde"), samples=(4, 4, 4, 4, 3), max_new_tokens=8)
