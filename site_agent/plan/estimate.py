@@ -262,7 +262,7 @@ def _estimates(
             stage="generate", hours=_h(LOAD_S) + budget.generate_hours, peak_gb=cost.generate_gb,
             basis=f"{budget.notes} notes of up to {new_tokens} tokens as long as the training "
             f"notes, {budget.rows_in_flight} in flight"
-            f"{'' if planned.rows == 1 else ' (static batches)'}; "
+            f"{'' if planned.refills else ' (static batches)'}; "
             f"{cost.tokens_per_second:g} tok/s",
         ),
         StageEstimate(
@@ -326,18 +326,29 @@ class PricedRecipe:
     mode: GenerationMode
     recipe: GeneratorRecipe
     cost: GeneratorCost
-    rows: int
-    """The batch a note's cost is priced in (:func:`priced_rows`)."""
+    refills: bool
+    """Whether the sampling engine refills a finished note's row at once (:func:`refilled`)."""
+
+    def rows(self, config: SiteConfig) -> int:
+        """The batch a note's cost is priced in: 1 where rows are refilled (a note costs its
+        own length), else ``[generation] batch_size`` (a note costs its batch's longest)."""
+        return _pricing_batch(config, self.refills)
+
+
+def refilled(config: SiteConfig, recipe: GeneratorRecipe) -> bool:
+    """Whether the engine that samples ``recipe``'s adapter here refills finished rows."""
+    from site_agent.generate.backend import refills
+
+    return refills(generation_engine(config, restricted=recipe.vocabulary == "corpus"))
+
+
+def _pricing_batch(config: SiteConfig, refills: bool) -> int:
+    return 1 if refills else config.generation.batch_size
 
 
 def priced_rows(config: SiteConfig, recipe: GeneratorRecipe) -> int:
-    """The batch a note's cost is priced in: 1 where the sampling engine refills a finished
-    note's row at once (a note costs its own length), else ``[generation] batch_size`` (a
-    note costs its batch's longest)."""
-    from site_agent.generate.backend import refills
-
-    engine = generation_engine(config, restricted=recipe.vocabulary == "corpus")
-    return 1 if refills(engine) else config.generation.batch_size
+    """The batch a note's cost is priced in (:meth:`PricedRecipe.rows`)."""
+    return _pricing_batch(config, refilled(config, recipe))
 
 
 def _rows(
@@ -346,7 +357,7 @@ def _rows(
     """Rows in flight, the speed-up they are priced at, and why (``plan.rows``); a static-batch
     engine writes ``[generation] batch_size`` notes per batch at the measured rate."""
     settings = config.generation
-    if planned.rows != 1:
+    if not planned.refills:
         return settings.batch_size, 1.0, f"static batches of {settings.batch_size}"
     given = settings.batch_size if "batch_size" in settings.model_fields_set else None
     default = GenerationSettings.model_fields["batch_size"].default
@@ -400,7 +411,7 @@ def plan_run(
         samples_restricted(engine),
     )  # fmt: skip
     cost = generator_cost(config.adapt.base_model, recipe.vocabulary, engine, machine.cpu)[0]
-    planned = PricedRecipe(mode, recipe, cost, priced_rows(config, recipe))
+    planned = PricedRecipe(mode, recipe, cost, refilled(config, recipe))
     n_train = len(train)
     n_prompts = n_prompts or max(1, round(n_train * config.split.validation_fraction))
     notes = _planned_notes(n_train, config, n_prompts)
@@ -422,7 +433,7 @@ def plan_run(
     budget = generation_budget(
         n_train, notes, config.generation.amount, new_tokens, config.generation.max_new_tokens,
         replace(cost, tokens_per_second=cost.tokens_per_second * speedup), hours_left, given,
-        _note_tokens(train, cost), planned.rows,
+        _note_tokens(train, cost), planned.rows(config),
     )  # fmt: skip
     budget = budget.model_copy(
         update={"rows_in_flight": rows, "reasons": (*budget.reasons, rows_reason)}

@@ -339,6 +339,11 @@ def test_a_refilling_engine_prices_each_note_at_its_own_length() -> None:
         static = plan_run(_config(generation={"backend": "static-test"}), train, machine)
         assert priced_rows(_config(generation={"backend": "hf"}), refill.generator) == 1
         assert priced_rows(_config(generation={"backend": "static-test"}), static.generator) == 8
+        one = plan_run(
+            _config(generation={"backend": "static-test", "batch_size": 1}), train, machine
+        )
+        assert one.generation.rows_in_flight == 1  # one row at a time is not refilling
+        assert "(static batches)" in str(one.stages)
     finally:
         registry.BACKENDS.remove("static-test")
         registry.REFILLS.pop("static-test")
