@@ -54,19 +54,19 @@ def _corpus_texts(source: str, data: Path) -> list[str]:
     return [d.text for d in english_sparse(400, seed=1).documents]
 
 
-def _notes(tokenizer: Any, texts: list[str], count: int, seed: int) -> list[tuple[str, int]]:
-    """(prompt, target length) for ``count`` notes drawn from ``texts``; the cap is the longest
-    note's continuation, as the plan derives ``max_new_tokens``."""
+def _notes(tokenizer: Any, texts: list[str]) -> list[tuple[str, int]]:
+    """(prompt, target length) of every note of ``texts`` longer than its prompt: its first
+    ``PROMPT_WORDS`` words, and its continuation's length in the model's tokens."""
 
     def continuation(text: str) -> tuple[str, int]:
         words = text.split()
         prompt = " ".join(words[:PROMPT_WORDS])
-        rest = text[len(prompt) :] if text.startswith(prompt) else " " + " ".join(words[3:])
-        return prompt, len(tokenizer(rest, add_special_tokens=False)["input_ids"])
+        rest = (
+            text[len(prompt) :] if text.startswith(prompt) else " " + " ".join(words[PROMPT_WORDS:])
+        )
+        return prompt, max(1, len(tokenizer(rest, add_special_tokens=False)["input_ids"]))
 
-    usable = [t for t in texts if len(t.split()) > PROMPT_WORDS]
-    drawn = random.Random(seed).sample(usable, min(count, len(usable)))
-    return [(p, max(1, n)) for p, n in map(continuation, drawn)]
+    return [continuation(t) for t in texts if len(t.split()) > PROMPT_WORDS]
 
 
 def _stage_rows(model: str) -> int:
@@ -137,8 +137,11 @@ def main() -> None:
     source = args.lengths or LENGTHS_FROM.get(args.model, "meddocan")
     texts = _corpus_texts(source, args.data)
     tokenizer = AutoTokenizer.from_pretrained(model)
-    cap = max(n for _, n in _notes(tokenizer, texts, len(texts), args.seed))
-    notes = _notes(tokenizer, texts, 24 if args.quick else args.notes, args.seed)
+    every = _notes(tokenizer, texts)
+    cap = max(n for _, n in every)  # the longest note, as the plan derives max_new_tokens
+    notes = random.Random(args.seed).sample(
+        every, min(24 if args.quick else args.notes, len(every))
+    )
     scale = 1.0
     if args.quick:  # long notes (MEDDOCAN) scaled down to a mean of QUICK_MEAN, shape kept
         scale = min(1.0, QUICK_MEAN / (sum(n for _, n in notes) / len(notes)))
