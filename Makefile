@@ -20,8 +20,9 @@ MEDDOCAN_SITES_ARGS ?= --max-cases 120
 meddocan-sites:
 	deid-studies meddocan-sites --data ../shared/data/meddocan --out runs/meddocan-sites $(MEDDOCAN_SITES_ARGS)
 
+# One worker per core; a test file stays on one worker, so its module fixtures are built once.
 test:
-	$(PY) -m pytest -q -m "not gpu"
+	$(PY) -m pytest -q -m "not gpu" -n auto --dist loadfile
 
 lint:
 	$(PY) -m ruff check .
