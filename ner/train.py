@@ -35,6 +35,7 @@ from shared.atomic import atomic_directory, atomic_write_text
 from shared.errors import UsageError
 from shared.model_identity import loadable_identity
 from shared.ner_tokens import iob2_labels
+from shared.optimiser import adamw
 from shared.provenance import config_digest, make_provenance
 from shared.threads import ThreadBudget
 
@@ -116,7 +117,7 @@ def _optimiser(
              "lr": lr},
             {"params": [p for p in params if p.ndim <= 1], "weight_decay": 0.0, "lr": lr},
         ]  # fmt: skip
-    optimizer = torch.optim.AdamW(groups, lr=settings.learning_rate)
+    optimizer = adamw(groups, lr=settings.learning_rate)
     warmup = int(steps * settings.warmup_ratio)
 
     def scale(step: int) -> float:
