@@ -80,3 +80,38 @@ def unpack_model_dir(weights: ArrayRecord, files: ConfigRecord, out_dir: Path) -
             raise ValueError(f"packed model file {name!r} is not a plain file") from exc
     write_contained(out_dir, WEIGHTS_FILE, record_to_safetensors_bytes(weights, header))
     return out_dir
+
+
+def unchanged_arrays(new: ArrayRecord, old: ArrayRecord) -> tuple[str, ...]:
+    """Names of the arrays of ``new`` that are byte for byte those of ``old`` (same shape and
+    dtype): what a FedAvg reply need not send back."""
+    same = []
+    for name in new:
+        if name not in old:
+            continue
+        a, b = new[name], old[name]
+        if a.shape == b.shape and a.dtype == b.dtype and a.data == b.data:
+            same.append(name)
+    return tuple(same)
+
+
+def without(record: ArrayRecord, names: tuple[str, ...]) -> ArrayRecord:
+    """``record`` less the arrays ``names``, in its order."""
+    dropped = set(names)
+    return ArrayRecord({k: record[k] for k in record if k not in dropped})
+
+
+def with_unchanged(
+    sent: ArrayRecord, reference: ArrayRecord, unchanged: tuple[str, ...]
+) -> ArrayRecord | None:
+    """The whole model a FedAvg reply stands for: the arrays it ``sent`` and, for each name
+    it lists as ``unchanged``, the ``reference`` (global) array, in the reference's order.
+    None when the names do not add up to exactly the reference's arrays (a name listed twice,
+    one not in the reference, one also sent, or one neither sent nor listed)."""
+    listed = set(unchanged)
+    names = set(reference.keys())
+    if len(listed) != len(unchanged) or not listed <= names or listed & set(sent.keys()):
+        return None
+    if set(sent.keys()) | listed != names:
+        return None
+    return ArrayRecord({k: reference[k] if k in listed else sent[k] for k in reference})

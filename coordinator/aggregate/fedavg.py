@@ -45,7 +45,7 @@ from protocol.rounds import (
 from shared import wire
 from shared.bundle_limits import BundleLimits
 from shared.contained import write_contained
-from shared.transport import pack_model_dir, unpack_model_dir
+from shared.transport import pack_model_dir, unpack_model_dir, with_unchanged
 
 log = logging.getLogger("flwr")
 RefusedReason = Literal["non_finite_update", "update_norm_exceeded"]
@@ -115,7 +115,8 @@ def read_update(
         update = unpack_reply(content, FedAvgUpdate, limits)
     except wire.WireError as exc:
         return str(exc)
-    weights = wire.model_weights(content, wire.GLOBAL_MODEL)
+    sent = wire.model_weights(content, wire.GLOBAL_MODEL)
+    weights = None if sent is None else with_unchanged(sent, reference, update.unchanged)
     if weights is None or not fits(weights, reference):
         return "update does not fit"
     return weights, update.num_examples

@@ -36,7 +36,7 @@ from shared import wire
 from shared.corpus_io import read_corpus
 from shared.label_mapping import harmonise
 from shared.metrics.model_metrics import evaluate_predictions
-from shared.transport import pack_model_dir
+from shared.transport import pack_model_dir, unchanged_arrays, without
 from site_agent.federation.accountant import Ledger, spend_of, split_key
 from site_agent.federation.bounds import check_cross_site, check_fedavg
 from site_agent.federation.bundle import (
@@ -155,8 +155,11 @@ def fedavg_train(layout: SiteLayout, content: RecordDict) -> RecordDict:
         except Exception as exc:
             raise SiteFailure("training_failed") from exc
         weights, _ = pack_model_dir(Path(trained))
-    update = FedAvgUpdate(num_examples=len(corpus))
-    return wire.pack(update, {wire.MODEL_PREFIX + wire.GLOBAL_MODEL: weights})
+    received = wire.model_weights(content, wire.GLOBAL_MODEL)
+    unchanged = unchanged_arrays(weights, received) if received is not None else ()
+    update = FedAvgUpdate(num_examples=len(corpus), unchanged=unchanged)
+    sent = without(weights, unchanged)  # the coordinator has them: it sent them
+    return wire.pack(update, {wire.MODEL_PREFIX + wire.GLOBAL_MODEL: sent})
 
 
 def _score(

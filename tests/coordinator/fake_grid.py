@@ -27,6 +27,7 @@ class InProcessGrid(Grid):
         self.stop_at = stop_at or {}
         self.stopped: set[int] = set()
         self.sent: list[Message] = []
+        self.replies: list[Message] = []  # every reply a node gave, in order
         self._replies: dict[str, Message] = {}
         # What the real flwr-serverapp process sets before ``main`` runs.
         TaskIdentity.run_id, TaskIdentity.node_id, TaskIdentity.task_id = 1, 1, 1
@@ -63,6 +64,7 @@ class InProcessGrid(Grid):
             reply = self.reply_to(message)
             if reply is not None:
                 self._replies[message_id] = reply
+                self.replies.append(reply)
         return ids
 
     def reply_to(self, message: Message) -> Message | None:

@@ -11,7 +11,8 @@ from coordinator.server_app import run_federation
 from coordinator.settings import FederationSettings
 from ner.infer import machine_annotate
 from protocol import LabelMapping
-from protocol.rounds import FederationReport
+from protocol.rounds import FedAvgUpdate, FederationReport
+from shared import wire
 from shared.corpus_io import read_corpus
 from shared.label_mapping import harmonise
 from shared.metrics.model_metrics import evaluate_predictions
@@ -56,6 +57,29 @@ def test_every_round_sends_its_message_type(
     assert types.count("train.fedavg") == 3 * 2
     assert types.count("evaluate.cross_site") == 3  # tiny models: one message holds them all
     assert len(report.models) == 8
+
+
+def test_fedavg_replies_leave_out_the_tensors_training_kept(
+    happy: tuple[FederationReport, InProcessGrid, Path],
+) -> None:
+    """Each FedAvg reply's sent and unchanged tensors add up to the global model, none sent as
+    it was received, and the coordinator rebuilt every reply into a whole model (all three
+    sites contributed). The tiny encoder trains its embeddings, so nothing is left out here;
+    tests/site_agent/federation/test_client_app.py leaves fixed embeddings out."""
+    report, grid, _ = happy
+    sent = [m for m in grid.sent if m.metadata.message_type == "train.fedavg"]
+    replies = [r for r in grid.replies if r.metadata.message_type == "train.fedavg"]
+    assert len(replies) == len(sent) == 3 * 2
+    for message, reply in zip(sent, replies, strict=True):
+        received = wire.model_weights(message.content, wire.GLOBAL_MODEL)
+        back = wire.model_weights(reply.content, wire.GLOBAL_MODEL)
+        update = wire.unpack(reply.content, FedAvgUpdate)
+        assert received is not None and back is not None
+        assert set(back.keys()) | set(update.unchanged) == set(received.keys())
+        assert not set(back.keys()) & set(update.unchanged)
+        for name in back:  # nothing sent back as it was received
+            assert back[name].data != received[name].data, name
+    assert [len(r.contributors) for r in report.fedavg_rounds] == [3, 3]
 
 
 def test_matrix_is_complete_with_site_pooled_and_fedavg_models(

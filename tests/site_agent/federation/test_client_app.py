@@ -60,3 +60,60 @@ def test_missing_setup_is_a_named_code(config: UserConfig, code: str) -> None:
 def test_collect_without_export_says_so(tmp_path: Path) -> None:
     reply = call(wire.COLLECT, {"site-id": "x", "site-dir": str(tmp_path)})
     assert wire.error_code(reply.content) == "no_export_bundle"
+
+
+def wide_vocabulary_encoder(out_dir: Path) -> Path:
+    """A tiny BERT whose input embeddings are most of its weights, so the annotator trainer
+    keeps them fixed (``ner.train._freeze``), as it does for MiniLM and e5-small."""
+    import random
+
+    from transformers import BertConfig, BertModel
+
+    from site_agent.models.tiny import tiny_tokenizer
+
+    rng = random.Random(0)
+    words = {"".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=7)) for _ in range(3000)}
+    tokenizer = tiny_tokenizer([" ".join(sorted(words))], "encoder", vocab_size=3000)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=16,
+        max_position_embeddings=512,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    BertModel(config).save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    return out_dir
+
+
+def test_a_fedavg_reply_sends_back_only_the_tensors_training_changed(
+    site: DemoSite, tmp_path: Path, torch_threads: None
+) -> None:
+    from coordinator.aggregate.trainer import init_token_classifier
+    from protocol.rounds import FedAvgInstruction, FedAvgUpdate
+    from shared.corpus_io import read_corpus
+    from shared.transport import with_unchanged
+
+    labels = read_corpus(site.site_dir / "01-split" / "test.jsonl").labels
+    base = wide_vocabulary_encoder(tmp_path / "base")
+    start = init_token_classifier(base, labels, tmp_path / "global", seed=0)
+    task = FedAvgInstruction(
+        round=1, labels=labels, local_epochs=1, learning_rate=1e-3, batch_size=8, seed=0
+    )
+    content = wire.pack(task, wire.model_records(wire.GLOBAL_MODEL, start))
+    reply = call(wire.FEDAVG_TRAIN, {"site-id": "site-a", "site-dir": str(site.site_dir)}, content)
+    assert wire.error_code(reply.content) is None
+    update = wire.unpack(reply.content, FedAvgUpdate)
+    received = wire.model_weights(content, wire.GLOBAL_MODEL)
+    back = wire.model_weights(reply.content, wire.GLOBAL_MODEL)
+    assert received is not None and back is not None
+    embeddings = "bert.embeddings.word_embeddings.weight"
+    assert embeddings in update.unchanged and embeddings not in back
+    assert set(back.keys()) | set(update.unchanged) == set(received.keys())
+    assert all(back[name].data != received[name].data for name in back)  # all moved
+    whole = with_unchanged(back, received, update.unchanged)
+    assert whole is not None and list(whole.keys()) == list(received.keys())
+    sent_bytes = sum(len(back[name].data) for name in back)
+    assert sent_bytes < 0.5 * sum(len(received[name].data) for name in received)
