@@ -3,10 +3,10 @@
 torch's default AdamW on CPU is the per-tensor loop (it picks ``foreach`` on CUDA only). For
 the demo's MiniLM encoder (10.9 M trainable parameters, embeddings fixed) the fused kernel's
 step is about 4.5 times faster on one thread, which shortens a demo-size annotator training by
-about 5% on an idle machine and more when the cores are shared: under the demo federation's
-load the optimiser was a third of the coordinator's training samples. Figures and command in
-docs/results.md, "The federation demo's phases" (``benchmarks/optimiser_step.py``). The
-fused kernel computes the same update. torch checks a fused optimiser's parameters only at its
+about 5% on an idle machine (under the demo federation's load the per-tensor loop was a third
+of the coordinator's training samples). Figures and command in docs/results.md, "The
+federation demo's phases" (``benchmarks/optimiser_step.py``). The fused kernel computes the
+same update. torch checks a fused optimiser's parameters only at its
 first step, so they are checked here: the devices and floating-point types torch documents a
 fused AdamW for; any other parameter gets the default loop.
 """
