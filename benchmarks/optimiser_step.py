@@ -47,7 +47,7 @@ def trainable(model: str) -> list[Any]:
     from site_agent.annotator.encoder import resolve_backbone
 
     net = from_pretrained(AutoModelForTokenClassification, resolve_backbone(model), num_labels=15)
-    ner_train._freeze(net, AnnotatorSettings())
+    ner_train.fix_input_embeddings(net, AnnotatorSettings())
     return [p for p in net.parameters() if p.requires_grad]
 
 

@@ -87,7 +87,7 @@ def _load_model(backbone: Path | str, tags: list[str]) -> tuple[Any, bool]:
     return model, any(str(key).startswith(HEAD_PREFIX) for key in fresh)
 
 
-def _freeze(model: Any, settings: AnnotatorSettings) -> Any:
+def fix_input_embeddings(model: Any, settings: AnnotatorSettings) -> Any:
     """Fix the input embedding matrix when the settings ask for it (see AnnotatorSettings)."""
     weight = model.get_input_embeddings().weight
     freeze = settings.freeze_embeddings
@@ -189,7 +189,7 @@ def train_annotator(
     while True:  # seed 000, App. A: a run stalled on predicting only "O" is started again
         torch.manual_seed(settings.seed + restarts)
         model, new_head = _load_model(backbone, tags)
-        model = _freeze(model, settings).to(device)
+        model = fix_input_embeddings(model, settings).to(device)
         run = settings.model_copy(update={"seed": settings.seed + restarts})
         fit = _Fit(recipe, pad, new_head, budget, checkpoint, restarts, saved)
         epochs, best_epoch = _fit(model, train_chunks, val, tags, run, fit, progress)

@@ -197,7 +197,7 @@ def test_embeddings_freeze_when_they_dominate_or_when_asked(
 ) -> None:
     from transformers import BertConfig, BertForTokenClassification
 
-    from ner.train import _freeze
+    from ner.train import fix_input_embeddings
     from protocol.annotator import AnnotatorSettings
 
     config = BertConfig(
@@ -205,7 +205,7 @@ def test_embeddings_freeze_when_they_dominate_or_when_asked(
         intermediate_size=64, max_position_embeddings=128, num_labels=3,
     )  # fmt: skip
     settings = AnnotatorSettings(freeze_embeddings=setting)
-    model = _freeze(BertForTokenClassification(config), settings)
+    model = fix_input_embeddings(BertForTokenClassification(config), settings)
     assert model.get_input_embeddings().weight.requires_grad is not frozen
     assert all(p.requires_grad for n, p in model.named_parameters() if "word_embeddings" not in n)
 

@@ -132,10 +132,13 @@ def test_a_probes_figures_carry_noise_far_larger_than_one_notes_effect(tmp_path:
     """Sent twice with the same seed, the same probe gets other figures (the noise is the
     site's, not the coordinator's), and the stated noise dwarfs what one note can change."""
     config = site_dir(tmp_path)
-    first = scored(send(wire.CROSS_SITE, config, probes(tmp_path / "a", [PRESENT, PRESENT])))
+    first = scored(send(wire.CROSS_SITE, config, probes(tmp_path / "a", [PRESENT] * 3)))
     again = scored(send(wire.CROSS_SITE, config, probes(tmp_path / "b", [PRESENT])))
-    figures = [first.metrics["probe-0"], first.metrics["probe-1"], again.metrics["probe-0"]]
-    assert len({m.model_dump_json() for m in figures}) == 3, "the same probe, the same figures"
+    figures = [*(first.metrics[f"probe-{i}"] for i in range(3)), again.metrics["probe-0"]]
+    # Released figures are clipped to [0, 1] and rounded, so two noisy draws of one probe can
+    # coincide by chance (it happened: both F1 clipped to 0, the same rounded leakage); four
+    # draws that all coincide would mean no noise.
+    assert len({m.model_dump_json() for m in figures}) >= 2, "the same probe, the same figures"
     assert first.privacy is not None and first.privacy.mechanism == "gaussian"
     one_note = 1 / len(split_notes())
     assert first.privacy.noise_sd > 5 * one_note

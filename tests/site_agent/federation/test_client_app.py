@@ -64,7 +64,7 @@ def test_collect_without_export_says_so(tmp_path: Path) -> None:
 
 def wide_vocabulary_encoder(out_dir: Path) -> Path:
     """A tiny BERT whose input embeddings are most of its weights, so the annotator trainer
-    keeps them fixed (``ner.train._freeze``), as it does for MiniLM and e5-small."""
+    keeps them fixed (``ner.train.fix_input_embeddings``), as it does for MiniLM and e5-small."""
     import random
 
     from transformers import BertConfig, BertModel
