@@ -74,14 +74,21 @@ def tiny_tokenizer(
     )
 
 
-def tiny_encoder(out_dir: Path, texts: Iterable[str] = (), hidden: int = 32, seed: int = 0) -> Path:
-    """Save a 2-layer BERT (random weights from ``seed``) and its tokenizer to ``out_dir``."""
+def tiny_encoder(
+    out_dir: Path,
+    texts: Iterable[str] = (),
+    hidden: int = 32,
+    seed: int = 0,
+    vocab_size: int = 400,
+) -> Path:
+    """Save a 2-layer BERT (random weights from ``seed``) and its tokenizer (at most
+    ``vocab_size`` tokens, learnt from ``texts``) to ``out_dir``."""
     import torch
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(seed)
 
-    tokenizer = tiny_tokenizer(texts, "encoder")
+    tokenizer = tiny_tokenizer(texts, "encoder", vocab_size=vocab_size)
     config = BertConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden,

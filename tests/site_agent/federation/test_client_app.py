@@ -67,25 +67,11 @@ def wide_vocabulary_encoder(out_dir: Path) -> Path:
     keeps them fixed (``ner.train.fix_input_embeddings``), as it does for MiniLM and e5-small."""
     import random
 
-    from transformers import BertConfig, BertModel
-
-    from site_agent.models.tiny import tiny_tokenizer
+    from site_agent.models.tiny import tiny_encoder
 
     rng = random.Random(0)
     words = {"".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=7)) for _ in range(3000)}
-    tokenizer = tiny_tokenizer([" ".join(sorted(words))], "encoder", vocab_size=3000)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=8,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=16,
-        max_position_embeddings=512,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    BertModel(config).save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
-    return out_dir
+    return tiny_encoder(out_dir, [" ".join(sorted(words))], hidden=8, vocab_size=3000)
 
 
 def test_a_fedavg_reply_sends_back_only_the_tensors_training_changed(
