@@ -6,9 +6,9 @@ step is about 4.5 times faster on one thread, which shortens a demo-size annotat
 about 5% on an idle machine (under the demo federation's load the per-tensor loop was a third
 of the coordinator's training samples). Figures and command in docs/results.md, "The
 federation demo's phases" (``benchmarks/optimiser_step.py``). The fused kernel computes the
-same update. torch checks a fused optimiser's parameters only at its
-first step, so they are checked here: the devices and floating-point types torch documents a
-fused AdamW for; any other parameter gets the default loop.
+same update. torch checks a fused optimiser's parameters only at its first step, so they are
+checked here: the devices and floating-point types torch documents a fused AdamW for; any
+other parameter gets the default loop.
 """
 
 from __future__ import annotations

@@ -330,9 +330,8 @@ class PricedRecipe:
     """Whether the sampling engine refills a finished note's row at once (:func:`refilled`)."""
 
     def rows(self, config: SiteConfig) -> int:
-        """The batch a note's cost is priced in: 1 where rows are refilled (a note costs its
-        own length), else ``[generation] batch_size`` (a note costs its batch's longest)."""
-        return _pricing_batch(config, self.refills)
+        """The batch a note's cost is priced in (:func:`priced_rows`)."""
+        return priced_rows(config, self.refills)
 
 
 def refilled(config: SiteConfig, recipe: GeneratorRecipe) -> bool:
@@ -342,13 +341,10 @@ def refilled(config: SiteConfig, recipe: GeneratorRecipe) -> bool:
     return refills(generation_engine(config, restricted=recipe.vocabulary == "corpus"))
 
 
-def _pricing_batch(config: SiteConfig, refills: bool) -> int:
+def priced_rows(config: SiteConfig, refills: bool) -> int:
+    """The batch a note's cost is priced in: 1 where rows are refilled (a note costs its own
+    length), else ``[generation] batch_size`` (a note costs its batch's longest)."""
     return 1 if refills else config.generation.batch_size
-
-
-def priced_rows(config: SiteConfig, recipe: GeneratorRecipe) -> int:
-    """The batch a note's cost is priced in (:meth:`PricedRecipe.rows`)."""
-    return _pricing_batch(config, refilled(config, recipe))
 
 
 def _rows(

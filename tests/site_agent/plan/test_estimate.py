@@ -324,7 +324,7 @@ def test_the_plan_and_the_encoder_loop_decide_bf16_alike(
 def test_a_refilling_engine_prices_each_note_at_its_own_length() -> None:
     """Continuous batching: a note costs its own length; static batches: their longest note."""
     from site_agent.generate import backend as registry
-    from site_agent.plan.estimate import priced_rows
+    from site_agent.plan.estimate import priced_rows, refilled
 
     train = Corpus(
         documents=tuple(
@@ -335,10 +335,12 @@ def test_a_refilling_engine_prices_each_note_at_its_own_length() -> None:
     registry.register_backend("static-test", registry.BACKENDS.get("hf"), refills=False)
     try:
         machine = Machine(memory_gb=24, cores=2)
-        refill = plan_run(_config(generation={"backend": "hf"}), train, machine)
-        static = plan_run(_config(generation={"backend": "static-test"}), train, machine)
-        assert priced_rows(_config(generation={"backend": "hf"}), refill.generator) == 1
-        assert priced_rows(_config(generation={"backend": "static-test"}), static.generator) == 8
+        hf = _config(generation={"backend": "hf"})
+        static_config = _config(generation={"backend": "static-test"})
+        refill = plan_run(hf, train, machine)
+        static = plan_run(static_config, train, machine)
+        assert priced_rows(hf, refilled(hf, refill.generator)) == 1
+        assert priced_rows(static_config, refilled(static_config, static.generator)) == 8
         one = plan_run(
             _config(generation={"backend": "static-test", "batch_size": 1}), train, machine
         )
