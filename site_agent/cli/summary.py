@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from site_agent.cli.key_figures import key_figure
@@ -67,6 +69,27 @@ def summary_table(runs: Sequence[StageRun], plan: RunPlan | None = None) -> Tabl
             _brief(run),
         )
     return table
+
+
+LOG_WIDTH_CAP = 160
+"""The widest a closing table is written to a file or pipe; its last column folds within."""
+
+
+def print_table(console: Console, table: Table) -> None:
+    """``table`` on ``console``; written to a file or pipe (an operator's redirected log, where
+    rich assumes 80 columns) at the width its unwrapped columns need, up to
+    :data:`LOG_WIDTH_CAP`, so that no stage, status, time or memory cell is cut to an ellipsis
+    and the result column keeps its width."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    needed = Measurement.get(console, console.options.update_width(LOG_WIDTH_CAP), table).maximum
+    width = console.width  # print(width=...) is clamped to the console's, so set the console's
+    console.width = max(width, min(needed, LOG_WIDTH_CAP))
+    try:
+        console.print(table)
+    finally:
+        console.width = width
 
 
 def where_to_look(runs: Sequence[StageRun], work_dir: Path) -> list[str]:

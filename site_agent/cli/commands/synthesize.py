@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from site_agent.cli.commands.validate import print_plan, print_preflight
-from site_agent.cli.summary import annotator_notes, summary_table, where_to_look
+from site_agent.cli.summary import annotator_notes, print_table, summary_table, where_to_look
 from site_agent.cli.synthesize_config import config_for_run
 from site_agent.export.approval import ApprovalPending, waiting_bundle, waiting_message
 from site_agent.pipeline.stage_loop import StageRun
@@ -96,11 +96,11 @@ def register(app: typer.Typer) -> None:
             run_pipeline(config, from_stage=from_stage, console=console, runs=runs, plan=plan)
         finally:
             if runs:
-                console.print(summary_table(runs, plan))
+                print_table(console, summary_table(runs, plan))
                 for note in annotator_notes(runs):
                     console.print(f"[yellow]{note}[/]", highlight=False)
         for line in where_to_look(runs, config.work_dir):
-            console.print(line, markup=False, highlight=False)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)  # one line in a log
         exported = stage_artifact(config.work_dir, "export", "bundle")
         waiting = waiting_bundle(exported, config.work_dir / "outbox")
         if config.export.require_approval and waiting is not None:

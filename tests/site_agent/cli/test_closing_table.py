@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from io import StringIO
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from rich.console import Console
+from rich.text import Text
 
 from site_agent.cli.key_figures import KEY_FIGURES, key_figure
 from site_agent.cli.summary import duration, summary_table
@@ -89,3 +91,42 @@ def test_an_older_record_falls_back_to_its_plain_figures() -> None:
 )
 def test_durations_read_as_time(seconds: float, shown: str) -> None:
     assert duration(seconds) == shown
+
+
+def test_a_redirected_log_gets_the_whole_table_not_ellipses() -> None:
+    """An operator's log (a file, where rich assumes 80 columns) got cells cut to ``skipp…`` and
+    ``(est. 46 min 27…`` and a result column of width 0 on a real run; it now gets the width the
+    table needs."""
+    from site_agent.cli.summary import LOG_WIDTH_CAP, print_table
+    from site_agent.plan.estimate import RunPlan, StageEstimate
+
+    estimates = tuple(
+        StageEstimate(stage=name, hours=0.9242, peak_gb=4.91, basis="x") for name in SUMMARIES
+    )
+    plan = cast(RunPlan, SimpleNamespace(stages=estimates))  # the table reads only these
+    runs = [StageRun(name, "ran", 2830.0, _record(name, s)) for name, s in SUMMARIES.items()]
+    runs.insert(0, StageRun("split", "skipped", 0.0, None))
+
+    def written(print_it: Any) -> str:
+        out = StringIO()
+        print_it(Console(file=out, width=80), summary_table(runs, plan))
+        return out.getvalue()
+
+    cut = written(lambda console, table: console.print(table))
+    assert "…" in cut  # what the log held before
+    text = written(print_table)
+    assert "…" not in text, text
+    assert "skipped" in text and text.count("2 min 05 s (est. 55 min 27 s)") == len(SUMMARIES)
+    assert "1.2 GB (est. 4.9 GB)" in text
+    for sentence in EXPECTED.values():  # each sentence whole, on its row's line
+        assert sentence in text, sentence
+    assert 80 < max(len(line) for line in text.splitlines()) <= LOG_WIDTH_CAP
+
+
+def test_a_terminal_keeps_its_own_width() -> None:
+    from site_agent.cli.summary import print_table
+
+    runs = [StageRun(name, "ran", 125.0, _record(name, s)) for name, s in SUMMARIES.items()]
+    out = StringIO()
+    print_table(Console(file=out, width=100, force_terminal=True), summary_table(runs))
+    assert max(len(line) for line in Text.from_ansi(out.getvalue()).plain.splitlines()) <= 100

@@ -428,6 +428,10 @@ def test_the_console_script_says_what_is_left_before_running(
     said = " ".join(done.stderr.split())
     assert "left to run in this work dir: about 0.0 h (done: split, pseudonymise," in said
     assert said.index("left to run") < said.index("split: unchanged, skipped")
+    # a redirected log gets the closing table whole and the paths on their own lines
+    assert "…" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert any(ln.startswith("site report: /") and ln.endswith("site_report.md") for ln in lines)
 
 
 def test_the_hospitals_label_names_reach_the_annotator_and_the_export(
