@@ -31,11 +31,7 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-DATA_CANDIDATES = (ROOT.parent / "shared", ROOT.parent.parent / "shared")  # clone, worktree
-DEFAULT_DATA = next(
-    (c / "data" / "meddocan" for c in DATA_CANDIDATES if (c / "data" / "meddocan").is_dir()),
-    DATA_CANDIDATES[0] / "data" / "meddocan",
-)
+from benchmarks.annotator import DEFAULT_DATA  # noqa: E402  (where ../shared's MEDDOCAN is)
 
 
 def busy_stage(seconds: float, threads: int) -> None:

@@ -26,11 +26,9 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-DATA_CANDIDATES = (ROOT.parent / "shared", ROOT.parent.parent / "shared")  # clone, worktree
-DEFAULT_CORPUS = next(
-    (c / "data" / "meddocan" / "train.jsonl" for c in DATA_CANDIDATES if c.is_dir()),
-    DATA_CANDIDATES[0] / "data" / "meddocan" / "train.jsonl",
-)
+from benchmarks.annotator import DEFAULT_DATA  # noqa: E402  (where ../shared's MEDDOCAN is)
+
+DEFAULT_CORPUS = DEFAULT_DATA / "train.jsonl"
 
 
 def computed_tokens(lengths: list[int], micro_batch: int, seed: int, group: bool) -> int:
